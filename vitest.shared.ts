@@ -7,6 +7,6 @@ export function probekitProject(name: string, extra: UserWorkspaceConfig['test']
   return defineProject({
     resolve: { conditions: ['@probekit/source', ...defaultClientConditions] },
     ssr: { resolve: { conditions: ['@probekit/source', ...defaultServerConditions] } },
-    test: { name, include: ['test/**/*.test.ts'], passWithNoTests: true, testTimeout: 60_000, ...extra },
+    test: { name, include: ['test/**/*.test.ts'], testTimeout: 60_000, ...extra },
   })
 }

@@ -1,2 +1,20 @@
-// Placeholder: this package's content arrives with its own issue (see shared/DESIGN.md).
-export {}
+// @probekit/x86-emu: an x86-64 machine that executes real machine code.
+
+export * from './address.js'
+export * from './cpu/cpu.js'
+export * from './cpu/debug.js'
+export * from './cpu/exceptions.js'
+export * from './cpu/flags.js'
+export * from './cpu/interrupts.js'
+export * from './cpu/registers.js'
+export * from './decoder/index.js'
+export type { Block } from './exec/block.js'
+export { readMsr, writeMsr } from './exec/system.js'
+export * from './machine/code-cache.js'
+export * from './machine/cost-model.js'
+export * from './machine/machine.js'
+export * from './machine/traps.js'
+export * from './memory/frame-allocator.js'
+export * from './memory/page-table.js'
+export * from './memory/physical-memory.js'
+export * from './memory/tlb.js'

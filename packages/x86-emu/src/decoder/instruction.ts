@@ -134,6 +134,8 @@ export interface Instruction {
   branchTarget: number | null
   /** InstructionFlag bits. */
   flags: number
+  /** EVEX fields (encoding 'evex' only): zeroing, broadcast/rounding bit, opmask register, raw L'L. */
+  evex?: { z: boolean; b: boolean; aaa: number; ll: number }
 }
 
 /** Why bytes are not an instruction. 'truncated' means more bytes would be needed. */

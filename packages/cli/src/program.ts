@@ -1,0 +1,69 @@
+// The command line: commander parses it, this file maps every outcome to an
+// exit code. 0 done, 1 cannot be done now, 2 the user's input is wrong.
+
+import { Command, CommanderError } from 'commander'
+import { CliError } from './cli-error.js'
+import { decodeCommand } from './commands/decode.js'
+import type { CliIo } from './io.js'
+import { packageVersion } from './version.js'
+
+/** commander's own "errors" that are really a finished job. */
+const CLEAN_EXITS = new Set(['commander.helpDisplayed', 'commander.version'])
+
+function createProgram(io: CliIo): Command {
+  const program = new Command('probekit')
+  // Settings before .command(): subcommands copy them when created.
+  program
+    .description('The Linux dynamic-probing stack (kprobes, uprobes, ...) on an emulated x86-64 machine.')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'print this help')
+    .helpCommand('help [command]', 'print help for a command')
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      // commander says "error: ...\n(Did you mean ...?)"; keep it to one line in our style.
+      outputError: (text, write) =>
+        write(
+          `${io.colors.red('probekit:')} ${text
+            .replace(/^error: /, '')
+            .trim()
+            .replaceAll('\n', ' ')}\n`,
+        ),
+    })
+
+  program
+    .command('decode')
+    .description('disassemble x86-64 machine code (64-bit mode)')
+    .argument('<hex...>', "instruction bytes in hex: 'cc', '55 48 89 e5', 4889e5, '\\x48\\x89\\xe5'")
+    .option('-a, --address <address>', 'address of the first byte (hex or decimal)', '0')
+    .addHelpText('after', '\nExample:\n  probekit decode --address 0xffffffff81000000 55 4889e5 cc c3')
+    .action((hex: string[], options: { address: string }) => decodeCommand(hex, options, io))
+
+  return program
+}
+
+/** Runs the CLI on `argv` (without node and script) and returns the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    await createProgram(io).parseAsync([...argv], { from: 'user' })
+    return 0
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Message already printed through outputError (or help/version shown).
+      return CLEAN_EXITS.has(error.code) || error.exitCode === 0 ? 0 : 2
+    }
+    if (error instanceof CliError) {
+      io.stderr.write(`${io.colors.red('probekit:')} ${error.message}\n`)
+      return error.exitCode
+    }
+    // A bug, not a user error: still one line unless asked for the trace.
+    const message = error instanceof Error ? error.message : String(error)
+    io.stderr.write(`${io.colors.red('probekit: internal error:')} ${message}\n`)
+    if (process.env.PROBEKIT_DEBUG && error instanceof Error && error.stack)
+      io.stderr.write(`${error.stack}\n`)
+    else io.stderr.write('(set PROBEKIT_DEBUG=1 to see the stack trace)\n')
+    return 1
+  }
+}

@@ -1,0 +1,327 @@
+// The machine: physical memory, N vCPUs interleaved deterministically, the
+// shared code cache, host services reached by vmcall, a per-vCPU timer, an
+// instruction budget, and the cost model.
+//
+// Determinism: vCPUs run in a fixed round-robin order, each for `quantum`
+// instructions (blocks are cut to fit), timers count guest cycles, and the
+// TSC is guest cycles. The same inputs give the same run.
+
+import { formatLinear } from '../address.js'
+import { type Cpu as CpuType, Cpu, type CpuHost } from '../cpu/cpu.js'
+import { checkExecBreakpoint } from '../cpu/debug.js'
+import { CpuFault, Vector } from '../cpu/exceptions.js'
+import { DR6_BS, IF, RF, TF } from '../cpu/registers.js'
+import { type Block, buildBlock } from '../exec/block.js'
+import { TLB_MASK } from '../memory/tlb.js'
+import { FrameAllocator } from '../memory/frame-allocator.js'
+import { PhysicalMemory } from '../memory/physical-memory.js'
+import { CodeCache } from './code-cache.js'
+import { type CostModel, CpuCounters, DEFAULT_COSTS } from './cost-model.js'
+import { deliver, describeTrap, eventFromFault, type TrapEvent, type TrapHandler } from './traps.js'
+
+export interface MachineOptions {
+  /** Bytes of physical memory (default 256 MiB). */
+  memorySize?: number
+  /** Number of vCPUs (default 1). */
+  cpus?: number
+  /** Instructions a vCPU runs before the next one gets its turn (default 1000). */
+  quantum?: number
+  /** A periodic timer interrupt on every vCPU: every `period` guest cycles, vector `vector`. */
+  timer?: { period: number; vector: number } | null
+  costs?: Partial<CostModel>
+}
+
+/** A host service: runs with the vCPU that executed vmcall; returns extra guest cycles to charge, if any. */
+export type Hypercall = (cpu: CpuType, machine: Machine) => number | undefined | void
+
+export interface RunOptions {
+  /** Stop after this many guest instructions in total (the runaway guard). */
+  maxInstructions?: number
+}
+
+export interface RunResult {
+  /** 'halted': every vCPU is halted with nothing pending; 'stopped': machine.stop() was called; 'budget': maxInstructions ran out; 'error': an unrecoverable guest error (triple fault, unhandled exception). */
+  reason: 'halted' | 'stopped' | 'budget' | 'error'
+  detail: string
+  instructions: number
+}
+
+export class Machine implements CpuHost {
+  readonly memory: PhysicalMemory
+  readonly frames: FrameAllocator
+  readonly cpus: Cpu[]
+  readonly codeCache: CodeCache
+  readonly costs: CostModel
+  readonly counters: CpuCounters[]
+  quantum: number
+  timer: { period: number; vector: number } | null
+  /** Sees every exception and interrupt first. Without one, everything goes through the guest IDT. */
+  trapHandler: TrapHandler | null = null
+  private readonly hypercalls = new Map<number, Hypercall>()
+  private readonly nextTimer: number[]
+  private stopRequest: { reason: 'stopped' | 'error'; detail: string } | null = null
+
+  constructor(options: MachineOptions = {}) {
+    this.memory = new PhysicalMemory(options.memorySize ?? 256 * 1024 * 1024)
+    this.frames = new FrameAllocator(this.memory)
+    const n = options.cpus ?? 1
+    this.cpus = []
+    this.counters = []
+    for (let i = 0; i < n; i++) {
+      const c = new Cpu(i, this.memory)
+      c.host = this
+      this.cpus.push(c)
+      this.counters.push(new CpuCounters())
+    }
+    this.codeCache = new CodeCache(this.memory, this.cpus)
+    this.costs = { ...DEFAULT_COSTS, ...options.costs }
+    this.quantum = options.quantum ?? 1000
+    this.timer = options.timer ?? null
+    this.nextTimer = this.cpus.map(() => this.timer?.period ?? Number.POSITIVE_INFINITY)
+  }
+
+  // ------------------------------------------------------------------ host services
+
+  registerHypercall(nr: number, fn: Hypercall): void {
+    this.hypercalls.set(nr, fn)
+  }
+
+  hypercall(c: CpuType): void {
+    const nr = c.r[0] >>> 0
+    const fn = this.hypercalls.get(nr)
+    if (!fn) throw new CpuFault(Vector.UD, 0, 0, `vmcall: no host service ${nr}`)
+    const k = this.counters[c.id]
+    k.hypercalls++
+    k.cycles += this.costs.hypercall
+    const extra = fn(c, this)
+    if (typeof extra === 'number') k.cycles += extra
+  }
+
+  readTsc(c: CpuType): bigint {
+    return BigInt(Math.floor(this.counters[c.id].cycles + c.instructions * this.costs.instruction))
+  }
+
+  modeSwitch(c: CpuType): void {
+    const k = this.counters[c.id]
+    k.modeSwitches++
+    k.cycles += this.costs.modeSwitch
+  }
+
+  /** Guest cycles of a vCPU so far (instructions plus charged events). */
+  cycles(cpu: number): number {
+    return this.counters[cpu].cycles + this.cpus[cpu].instructions * this.costs.instruction
+  }
+
+  /** Queue an external interrupt (an IPI, a device) for a vCPU. */
+  interrupt(cpu: number, vector: number): void {
+    const c = this.cpus[cpu]
+    if (!c.pendingInterrupts.includes(vector)) c.pendingInterrupts.push(vector)
+  }
+
+  /** Ask the run loop to return after the current instruction. */
+  stop(detail = 'stopped', error = false): void {
+    this.stopRequest = { reason: error ? 'error' : 'stopped', detail }
+    for (const c of this.cpus) c.blockExit = true
+  }
+
+  /** Flush every vCPU's TLB (after the host edited page tables: a TLB shootdown). */
+  flushTlb(addr?: number): void {
+    for (const c of this.cpus) {
+      if (addr === undefined) c.flushTlb()
+      else c.invlpg(addr)
+    }
+  }
+
+  // ------------------------------------------------------------------ running
+
+  run(options: RunOptions = {}): RunResult {
+    const budget = options.maxInstructions ?? Number.POSITIVE_INFINITY
+    const start = this.totalInstructions()
+    this.stopRequest = null
+    for (;;) {
+      let progressed = false
+      for (const c of this.cpus) {
+        const left = budget - (this.totalInstructions() - start)
+        if (left <= 0) return this.result('budget', `instruction budget of ${budget} exhausted`, start)
+        const before = c.instructions
+        const wasHalted = c.halted
+        this.runCpu(c, Math.min(this.quantum, left))
+        if (c.instructions !== before || (wasHalted && !c.halted)) progressed = true
+        const stop = this.pendingStop()
+        if (stop) return this.result(stop.reason, stop.detail, start)
+      }
+      if (!progressed) {
+        // Everyone is halted: let time pass to the next timer tick, or give up.
+        const next = this.advanceIdleTime()
+        if (!next) return this.result('halted', 'all vCPUs halted', start)
+      }
+    }
+  }
+
+  private pendingStop(): { reason: 'stopped' | 'error'; detail: string } | null {
+    return this.stopRequest
+  }
+
+  private result(reason: RunResult['reason'], detail: string, start: number): RunResult {
+    return { reason, detail, instructions: this.totalInstructions() - start }
+  }
+
+  totalInstructions(): number {
+    let n = 0
+    for (const c of this.cpus) n += c.instructions
+    return n
+  }
+
+  private advanceIdleTime(): boolean {
+    if (!this.timer) return false
+    let earliest = Number.POSITIVE_INFINITY
+    for (const c of this.cpus) {
+      if ((c.eflags & IF) !== 0) earliest = Math.min(earliest, this.nextTimer[c.id] - this.cycles(c.id))
+    }
+    if (!Number.isFinite(earliest)) return false
+    for (const c of this.cpus) this.counters[c.id].cycles += Math.max(0, earliest)
+    return true
+  }
+
+  /** Run one vCPU for up to `budget` instructions. */
+  runCpu(c: Cpu, budget: number): void {
+    const target = c.instructions + budget
+    const k = this.counters[c.id]
+    const timer = this.timer
+    let prev: Block | null = null
+    while (c.instructions < target) {
+      if (timer !== null && k.cycles + c.instructions * this.costs.instruction >= this.nextTimer[c.id]) {
+        const now = this.cycles(c.id)
+        this.nextTimer[c.id] += timer.period * Math.max(1, Math.ceil((now - this.nextTimer[c.id] + 1) / timer.period))
+        this.interrupt(c.id, timer.vector)
+      }
+      if (c.pendingInterrupts.length > 0 && (c.eflags & IF) !== 0 && !c.interruptShadow) {
+        const vector = c.pendingInterrupts.shift()!
+        c.halted = false
+        prev = null
+        this.raise(c, { vector, errorCode: 0, address: 0, kind: 'interrupt', software: false, detail: '' })
+        if (this.stopRequest) return
+        continue
+      }
+      c.interruptShadow = false
+      if (c.halted) return
+      // Follow the chain from the previous block when it still applies; otherwise look up.
+      let b: Block | null = null
+      if (prev !== null && prev.succEpoch === c.mapEpoch) {
+        const rip = c.rip
+        const s1: Block | null = prev.succ
+        if (s1 !== null && s1.virt === rip && s1.valid) b = s1
+        else {
+          const s2: Block | null = prev.succ2
+          if (s2 !== null && s2.virt === rip && s2.valid) b = s2
+        }
+      }
+      if (b === null) {
+        try {
+          b = this.blockAt(c)
+        } catch (e) {
+          if (!(e instanceof CpuFault)) throw e
+          this.raise(c, eventFromFault(e))
+          if (this.stopRequest) return
+          prev = null
+          continue
+        }
+        if (prev !== null) {
+          if (prev.succEpoch !== c.mapEpoch) {
+            prev.succ2 = null
+            prev.succEpoch = c.mapEpoch
+          } else prev.succ2 = prev.succ
+          prev.succ = b
+        }
+      }
+      prev = this.execute(c, b, target - c.instructions) ? b : null
+      if (this.stopRequest) return
+    }
+  }
+
+  private blockAt(c: Cpu): Block {
+    const rip = c.rip
+    const vpn = Math.floor(rip / 4096)
+    const t = c.tlb
+    const i = vpn & TLB_MASK
+    const phys = t.vpn[i] === vpn && (t.bits[i] & c.xBit) !== 0 ? t.phys[i] + (rip & 0xfff) : c.translate(rip, 2, c.cpl === 3)
+    let b = this.codeCache.lookup(phys, rip)
+    // A block whose last instruction spills onto the next page is only good while that page maps the same frame.
+    if (b !== undefined && b.frames.length > 1 && c.translate(rip - (rip & 0xfff) + 4096, 2, c.cpl === 3) !== b.frames[1] * 4096) {
+      b = undefined
+    }
+    if (b === undefined) {
+      b = buildBlock(c, rip)
+      this.codeCache.insert(b)
+    }
+    return b
+  }
+
+  /** Run (part of) a block; true when it ended normally, so the next block may be chained to it. */
+  private execute(c: Cpu, b: Block, budget: number): boolean {
+    const ops = b.ops
+    const stepping = (c.eflags & TF) !== 0
+    // Debug features need an instruction boundary after every instruction.
+    const n = stepping || c.execBreakpoints.length > 0 || c.dataBreakpoints ? 1 : Math.min(b.length, budget)
+    const rf = (c.eflags & RF) !== 0
+    b.hits++
+    c.blockExit = false
+    let i = 0
+    try {
+      if (c.execBreakpoints.length > 0) checkExecBreakpoint(c, b.ips[0])
+      for (; i < n; i++) {
+        ops[i](c)
+        if (c.blockExit) {
+          i++
+          break
+        }
+      }
+    } catch (e) {
+      if (!(e instanceof CpuFault)) {
+        throw new Error(`host error executing at ${formatLinear(b.ips[i])}: ${e instanceof Error ? e.message : String(e)}`, { cause: e })
+      }
+      // A trap (int3, int n) reports the next instruction, a fault the instruction itself.
+      if (e.trap) i++
+      c.rip = b.ips[i]
+      c.instructions += i
+      c.pendingDataHits = 0
+      this.raise(c, eventFromFault(e))
+      return false
+    }
+    c.instructions += i
+    if (c.repeatCurrent) {
+      // The last op stopped part-way (and counts as one instruction, so long reps still yield): resume it.
+      c.repeatCurrent = false
+      c.rip = b.ips[i - 1]
+    } else if (i < b.length || !b.lastBranch) c.rip = b.ips[i]
+    if (rf && i > 0) c.eflags &= ~RF
+    if (c.pendingDataHits !== 0 || (stepping && i > 0)) {
+      c.dr6 = (c.dr6 & ~0xf) | c.pendingDataHits | (stepping ? DR6_BS : 0)
+      c.pendingDataHits = 0
+      this.raise(c, { vector: Vector.DB, errorCode: 0, address: 0, kind: 'trap', software: false, detail: stepping ? 'single-step' : 'data breakpoint' })
+      return false
+    }
+    return i === b.length
+  }
+
+  /** Charge, offer to the trap handler, then deliver through the IDT. */
+  raise(c: Cpu, ev: TrapEvent): void {
+    const k = this.counters[c.id]
+    if (ev.kind === 'interrupt') {
+      k.interrupts++
+      k.cycles += this.costs.interrupt
+    } else {
+      k.traps++
+      k.cycles += this.costs.trap
+    }
+    if (ev.vector === Vector.PF) c.cr2 = ev.address
+    const disposition = this.trapHandler ? this.trapHandler(c, ev) : 'deliver'
+    if (disposition === 'handled') return
+    if (disposition === 'stop') {
+      this.stop(`cpu ${c.id}: ${describeTrap(ev)} at ${formatLinear(c.rip)}`, true)
+      return
+    }
+    const err = deliver(c, ev)
+    if (err) this.stop(`cpu ${c.id}: ${err} at ${formatLinear(c.rip)}`, true)
+  }
+}

@@ -1,0 +1,51 @@
+// A software TLB: direct-mapped, one per CPU.
+//
+// Each entry caches one virtual page's frame and which accesses the last
+// page walk allowed, per privilege: a hit costs two typed-array loads and a
+// compare. Write permission is only cached once the page is dirty and holds
+// no decoded code, so those writes take the slow path that sets D and
+// invalidates code.
+
+export const TLB_SIZE = 1024
+export const TLB_MASK = TLB_SIZE - 1
+
+// Permission bits of an entry.
+export const TLB_R_SUP = 1 << 0
+export const TLB_W_SUP = 1 << 1
+export const TLB_X_SUP = 1 << 2
+export const TLB_R_USER = 1 << 3
+export const TLB_W_USER = 1 << 4
+export const TLB_X_USER = 1 << 5
+export const TLB_W_ANY = TLB_W_SUP | TLB_W_USER
+
+export class Tlb {
+  /** Virtual page number (linear number / 4096, floored) per slot; NaN = empty. */
+  readonly vpn = new Float64Array(TLB_SIZE).fill(Number.NaN)
+  /** Physical address of the page's frame. */
+  readonly phys = new Int32Array(TLB_SIZE)
+  readonly bits = new Uint8Array(TLB_SIZE)
+  /** Global pages survive CR3 writes. */
+  readonly global = new Uint8Array(TLB_SIZE)
+
+  flushAll(keepGlobal: boolean): void {
+    for (let i = 0; i < TLB_SIZE; i++) {
+      if (keepGlobal && this.global[i] !== 0) continue
+      this.vpn[i] = Number.NaN
+      this.bits[i] = 0
+    }
+  }
+
+  flushPage(vpn: number): void {
+    const i = vpn & TLB_MASK
+    if (this.vpn[i] === vpn) {
+      this.vpn[i] = Number.NaN
+      this.bits[i] = 0
+    }
+  }
+
+  /** Stop caching write access to a frame (it now holds decoded code). */
+  revokeWrite(frame: number): void {
+    const base = frame * 4096
+    for (let i = 0; i < TLB_SIZE; i++) if (this.phys[i] === base) this.bits[i] &= ~TLB_W_ANY
+  }
+}

@@ -1,0 +1,378 @@
+import { describe, expect, it } from 'vitest'
+import {
+  CF, DR6_BS, IF, Machine, updateDebugState, MSR_FMASK, MSR_LSTAR, MSR_STAR, RF, TF, type TrapEvent, Vector, writeMsr,
+} from '../src/index.js'
+import { IDT_ADDR, KERNEL_BASE, KSTACK_TOP, le32, Rig, USER_CODE, USER_DATA, USER_STACK_TOP } from './support/rig.js'
+
+const HLT = 0xf4
+const NOP = 0x90
+const INT3 = 0xcc
+const IRETQ = [0x48, 0xcf]
+
+/** Run a rig with a trap handler that records events and stops on the first. */
+function runCollect(r: Rig, max = 10_000): { events: TrapEvent[]; reason: string } {
+  const events: TrapEvent[] = []
+  r.machine.trapHandler = (_c, ev) => {
+    events.push(ev)
+    return 'stop'
+  }
+  const res = r.machine.run({ maxInstructions: max })
+  return { events, reason: res.reason }
+}
+
+describe('paging and #PF', () => {
+  it('reports a not-present user read with CR2 and the U bit', () => {
+    const r = new Rig()
+    // mov eax, [0x900000]  (8b 04 25 disp32)
+    r.load(USER_CODE, [0x8b, 0x04, 0x25, ...le32(0x900000)], { user: true })
+    r.enterUser(0, USER_CODE)
+    const { events } = runCollect(r)
+    expect(events[0]).toMatchObject({ vector: Vector.PF, errorCode: 0b100, address: 0x900000, kind: 'fault' })
+    expect(r.cpu.cr2).toBe(0x900000)
+    expect(r.cpu.rip).toBe(USER_CODE)
+  })
+
+  it('user access to a supervisor page is a protection fault (P|U), write adds W', () => {
+    const r = new Rig()
+    r.mapZeroed(0x900000, 4096, { writable: true }) // supervisor page
+    r.load(USER_CODE, [0x89, 0x04, 0x25, ...le32(0x900000)], { user: true }) // mov [0x900000], eax
+    r.enterUser(0, USER_CODE)
+    expect(runCollect(r).events[0]).toMatchObject({ vector: Vector.PF, errorCode: 0b111 })
+  })
+
+  it('a write to a read-only page faults in user mode and, with CR0.WP, in kernel mode', () => {
+    const r = new Rig()
+    r.mapZeroed(0x900000, 4096, { user: true, writable: false })
+    const code = [0x89, 0x04, 0x25, ...le32(0x900000)]
+    r.load(USER_CODE, code, { user: true })
+    r.enterUser(0, USER_CODE)
+    expect(runCollect(r).events[0]).toMatchObject({ vector: Vector.PF, errorCode: 0b111 })
+    const k = new Rig()
+    k.mapZeroed(0x900000, 4096, { writable: false })
+    k.load(KERNEL_BASE, code, {})
+    k.enterKernel(0, KERNEL_BASE)
+    expect(runCollect(k).events[0]).toMatchObject({ vector: Vector.PF, errorCode: 0b011 })
+  })
+
+  it('fetching from a no-execute page faults with the I bit', () => {
+    const r = new Rig()
+    r.load(USER_DATA, [NOP], { user: true, writable: true, nx: true })
+    r.enterUser(0, USER_DATA)
+    expect(runCollect(r).events[0]).toMatchObject({ vector: Vector.PF, errorCode: 0b10101, address: USER_DATA })
+  })
+
+  it('sets accessed and dirty bits in the page table entry', () => {
+    const r = new Rig()
+    r.mapZeroed(0x900000, 4096, { user: true, writable: true })
+    r.load(USER_CODE, [0x89, 0x04, 0x25, ...le32(0x900000), HLT], { user: true })
+    r.enterUser(0, USER_CODE)
+    runCollect(r)
+    const flags = r.space.lookup(0x900000)!.flags
+    expect(flags.accessed).toBe(true)
+    expect(flags.dirty).toBe(true)
+  })
+})
+
+describe('precise exceptions', () => {
+  it('a faulting push changes neither RSP nor memory', () => {
+    const r = new Rig()
+    r.load(USER_CODE, [0x50], { user: true }) // push rax
+    r.enterUser(0, USER_CODE, 0x900000) // stack pointer into unmapped memory
+    const { events } = runCollect(r)
+    expect(events[0].vector).toBe(Vector.PF)
+    expect(r.cpu.getLinear(4)).toBe(0x900000)
+    expect(r.cpu.rip).toBe(USER_CODE)
+  })
+
+  it('a read-modify-write on a read-only page leaves flags and memory untouched', () => {
+    const r = new Rig()
+    r.mapZeroed(0x900000, 4096, { user: true, writable: false })
+    r.machine.memory.write8(r.phys(0x900000), 0x7f)
+    // stc; mov ebx, 0x900000; add byte [rbx], 1   (00 /0 with imm: 80 03 01)
+    r.load(USER_CODE, [0xf9, 0xbb, ...le32(0x900000), 0x80, 0x03, 0x01], { user: true })
+    r.enterUser(0, USER_CODE)
+    const { events } = runCollect(r)
+    expect(events[0]).toMatchObject({ vector: Vector.PF, errorCode: 0b111 })
+    expect(r.peek(0x900000)).toBe(0x7f)
+    expect(r.cpu.rflags & CF).toBe(CF) // carry from stc, not from the add
+    expect(r.cpu.rip).toBe(USER_CODE + 6)
+  })
+
+  it('#DE leaves the dividend registers unchanged', () => {
+    const r = new Rig()
+    // mov eax, 7; xor ecx, ecx; div ecx
+    r.load(USER_CODE, [0xb8, ...le32(7), 0x31, 0xc9, 0xf7, 0xf1], { user: true })
+    r.enterUser(0, USER_CODE)
+    const { events } = runCollect(r)
+    expect(events[0]).toMatchObject({ vector: Vector.DE, kind: 'fault' })
+    expect(r.cpu.getReg(0)).toBe(7n)
+    expect(r.cpu.rip).toBe(USER_CODE + 7)
+  })
+})
+
+describe('traps', () => {
+  it('int3 traps with RIP after it', () => {
+    const r = new Rig()
+    r.load(USER_CODE, [NOP, INT3, NOP], { user: true })
+    r.enterUser(0, USER_CODE)
+    const { events } = runCollect(r)
+    expect(events[0]).toMatchObject({ vector: Vector.BP, kind: 'trap', software: true })
+    expect(r.cpu.rip).toBe(USER_CODE + 2)
+  })
+
+  it('with TF set, #DB arrives after exactly one instruction each time', () => {
+    const r = new Rig()
+    // inc eax; inc eax; inc eax
+    r.load(USER_CODE, [0xff, 0xc0, 0xff, 0xc0, 0xff, 0xc0, HLT], { user: true })
+    r.enterUser(0, USER_CODE)
+    r.cpu.rflags = IF | TF
+    const steps: number[] = []
+    r.machine.trapHandler = (c, ev) => {
+      if (ev.vector !== Vector.DB) return 'stop'
+      expect(c.dr6 & DR6_BS).toBe(DR6_BS)
+      steps.push(c.rip - USER_CODE)
+      return steps.length === 3 ? 'stop' : 'handled'
+    }
+    r.machine.run({ maxInstructions: 100 })
+    expect(steps).toEqual([2, 4, 6])
+    expect(r.cpu.getReg(0)).toBe(3n)
+  })
+
+  it('single-step through the guest IDT: the handler runs with TF clear and iretq resumes stepping', () => {
+    const r = new Rig()
+    const handler = KERNEL_BASE + 0x1000
+    // handler: inc qword [counter]; iretq
+    const counter = KERNEL_BASE + 0x2000
+    r.load(handler, [0x48, 0xff, 0x04, 0x25, ...le32(counter | 0), ...IRETQ], {})
+    r.mapZeroed(counter, 8, { writable: true, nx: true })
+    r.setGate(Vector.DB, handler)
+    r.load(USER_CODE, [NOP, NOP, NOP, NOP, 0xeb, 0xfe], { user: true })
+    r.enterUser(0, USER_CODE)
+    r.cpu.rflags = IF | TF
+    r.machine.run({ maxInstructions: 4 + 4 * 2 })
+    expect(r.readQword(counter)).toBe(4n)
+    expect(r.cpu.rip).toBe(USER_CODE + 4)
+  })
+
+  it('a timer interrupt goes through the IDT on the kernel stack and iretq returns to user mode', () => {
+    const r = new Rig({ timer: { period: 1000, vector: 32 } })
+    const handler = KERNEL_BASE + 0x1000
+    const counter = KERNEL_BASE + 0x2000
+    r.load(handler, [0x48, 0xff, 0x04, 0x25, ...le32(counter | 0), ...IRETQ], {})
+    r.mapZeroed(counter, 8, { writable: true, nx: true })
+    r.setGate(32, handler)
+    r.load(USER_CODE, [0xeb, 0xfe], { user: true }) // jmp $
+    r.enterUser(0, USER_CODE)
+    let sawKernelStack = false
+    const before = r.machine.cpus[0]
+    r.machine.trapHandler = (c) => {
+      sawKernelStack = c.getLinear(4) <= KSTACK_TOP && c.getLinear(4) > KSTACK_TOP - 0x10000
+      return 'deliver'
+    }
+    r.machine.run({ maxInstructions: 10_500 })
+    expect(r.readQword(counter)).toBeGreaterThanOrEqual(9n)
+    expect(before.cpl).toBe(3)
+    expect(sawKernelStack).toBe(false) // delivery happens from user mode: RSP is still the user stack when offered
+    // The frame the CPU pushed on the kernel stack: RIP, CS, RFLAGS, RSP, SS.
+    expect(r.readQword(KSTACK_TOP - 40)).toBe(BigInt(USER_CODE))
+    expect(r.readQword(KSTACK_TOP - 16)).toBe(BigInt(USER_STACK_TOP))
+  })
+})
+
+describe('privilege', () => {
+  const privileged: [string, number[]][] = [
+    ['hlt', [HLT]],
+    ['cli', [0xfa]],
+    ['mov rax, cr3', [0x0f, 0x20, 0xd8]],
+    ['wrmsr', [0x0f, 0x30]],
+    ['swapgs', [0x0f, 0x01, 0xf8]],
+    ['lidt', [0x0f, 0x01, 0x18]],
+  ]
+  for (const [name, bytes] of privileged) {
+    it(`${name} at CPL 3 raises #GP(0)`, () => {
+      const r = new Rig()
+      r.load(USER_CODE, bytes, { user: true })
+      r.enterUser(0, USER_CODE)
+      r.cpu.setReg(0, USER_DATA)
+      expect(runCollect(r).events[0]).toMatchObject({ vector: Vector.GP, errorCode: 0, kind: 'fault' })
+    })
+  }
+
+  it('syscall enters the kernel at LSTAR and sysretq returns with RCX and R11', () => {
+    const r = new Rig()
+    const c = r.cpu
+    writeMsr(c, MSR_STAR, (0x10n << 32n) | (0x1bn << 48n))
+    writeMsr(c, MSR_LSTAR, BigInt.asUintN(64, BigInt(KERNEL_BASE)))
+    writeMsr(c, MSR_FMASK, BigInt(IF | TF))
+    // kernel: mov eax, 42; sysretq
+    r.load(KERNEL_BASE, [0xb8, ...le32(42), 0x48, 0x0f, 0x07], {})
+    // user: syscall; hlt (the hlt is privileged: it stops the run with #GP)
+    r.load(USER_CODE, [0x0f, 0x05, HLT], { user: true })
+    r.enterUser(0, USER_CODE)
+    const seen: number[] = []
+    r.machine.trapHandler = (cpu, ev) => {
+      seen.push(ev.vector, cpu.cpl)
+      return 'stop'
+    }
+    r.machine.run({ maxInstructions: 100 })
+    expect(seen).toEqual([Vector.GP, 3])
+    expect(c.getReg(0)).toBe(42n)
+    expect(c.getLinear(1)).toBe(USER_CODE + 2)
+    expect(c.r[22] & IF).toBe(IF)
+    expect(c.cs).toBe(0x2b)
+    expect(r.machine.counters[0].modeSwitches).toBe(2)
+  })
+})
+
+describe('debug registers', () => {
+  it('an execution breakpoint faults before the instruction and RF lets it run on resume', () => {
+    const r = new Rig()
+    r.load(USER_CODE, [NOP, 0xff, 0xc0, HLT], { user: true })
+    r.enterUser(0, USER_CODE)
+    const c = r.cpu
+    c.dr[0] = USER_CODE + 1
+    c.dr7 = 0x401
+    // updateDebugState runs on mov-to-dr; from the host we call it directly.
+    let hits = 0
+    r.machine.trapHandler = (cpu, ev) => {
+      if (ev.vector === Vector.DB) {
+        hits++
+        expect(ev.kind).toBe('fault')
+        expect(cpu.rip).toBe(USER_CODE + 1)
+        expect(cpu.getReg(0)).toBe(0n)
+        cpu.eflags |= RF
+        return 'handled'
+      }
+      return 'stop'
+    }
+    updateDebugStateForTest(r)
+    r.machine.run({ maxInstructions: 10 })
+    expect(hits).toBe(1)
+    expect(c.getReg(0)).toBe(1n)
+  })
+
+  it('a data write breakpoint traps after the write', () => {
+    const r = new Rig()
+    r.mapZeroed(USER_DATA, 4096, { user: true, writable: true, nx: true })
+    // mov [USER_DATA+8], eax; nop
+    r.load(USER_CODE, [0x89, 0x04, 0x25, ...le32(USER_DATA + 8), NOP, HLT], { user: true })
+    r.enterUser(0, USER_CODE)
+    r.cpu.setReg(0, 0x1234)
+    r.cpu.dr[1] = USER_DATA + 8
+    r.cpu.dr7 = 0x400 | (1 << 2) | (0b01 << 20) | (0b11 << 22) // L1, write, 4 bytes
+    updateDebugStateForTest(r)
+    const { events } = runCollect(r)
+    expect(events[0]).toMatchObject({ vector: Vector.DB, kind: 'trap' })
+    expect(r.cpu.dr6 & 2).toBe(2)
+    expect(r.cpu.rip).toBe(USER_CODE + 7)
+    expect(r.peek(USER_DATA + 8)).toBe(0x34)
+  })
+})
+
+describe('self-modifying code', () => {
+  it('a guest write to the next instruction takes effect', () => {
+    const r = new Rig()
+    // mov byte [rip+1], 0x40 (patches the following "inc eax" ModRM? no: patches next opcode byte)
+    // c6 05 01 00 00 00 XX ; then at +7+1: target byte
+    // Sequence: mov byte [rip+0], 0xc1 patches the ModRM of "ff c0" (inc eax) into "ff c1" (inc ecx).
+    const code = [0xc6, 0x05, 0x01, 0x00, 0x00, 0x00, 0xc1, 0xff, 0xc0, HLT]
+    r.load(USER_CODE, code, { user: true, writable: true })
+    r.enterUser(0, USER_CODE)
+    runCollect(r)
+    expect(r.cpu.getReg(0)).toBe(0n)
+    expect(r.cpu.getReg(1)).toBe(1n)
+  })
+
+  it('a host write (a probe) invalidates cached code on every vCPU', () => {
+    const r = new Rig({ cpus: 2 })
+    // loop: inc eax; jmp loop
+    r.load(USER_CODE, [0xff, 0xc0, 0xeb, 0xfc], { user: true })
+    r.enterUser(0, USER_CODE)
+    r.enterUser(1, USER_CODE)
+    r.machine.trapHandler = (_c, ev) => (ev.vector === Vector.BP ? 'stop' : 'stop')
+    r.machine.run({ maxInstructions: 2000 })
+    expect(r.machine.codeCache.size).toBeGreaterThan(0)
+    // Host writes int3 over "inc eax" through physical memory.
+    r.machine.memory.write8(r.phys(USER_CODE), INT3)
+    const events: number[] = []
+    r.machine.trapHandler = (c, ev) => {
+      events.push(c.id, ev.vector)
+      return 'stop'
+    }
+    r.machine.run({ maxInstructions: 2000 })
+    expect(events).toEqual([0, Vector.BP])
+    expect(r.machine.codeCache.invalidations).toBeGreaterThan(0)
+  })
+})
+
+describe('machine', () => {
+  it('dispatches vmcall to host services by RAX, and #UD for an unknown one', () => {
+    const r = new Rig()
+    r.machine.registerHypercall(7, (c) => {
+      c.setReg(0, 99)
+      return 1000
+    })
+    r.load(USER_CODE, [0xb8, ...le32(7), 0x0f, 0x01, 0xc1, 0x0f, 0x01, 0xc1], { user: true })
+    r.enterUser(0, USER_CODE)
+    const { events } = runCollect(r)
+    expect(events[0]).toMatchObject({ vector: Vector.UD })
+    expect(r.cpu.getReg(0)).toBe(99n)
+    expect(r.machine.counters[0].hypercalls).toBe(1)
+  })
+
+  it('stops a runaway guest at the instruction budget', () => {
+    const r = new Rig()
+    r.load(USER_CODE, [0xeb, 0xfe], { user: true })
+    r.enterUser(0, USER_CODE)
+    const res = r.machine.run({ maxInstructions: 12345 })
+    expect(res.reason).toBe('budget')
+    expect(res.instructions).toBe(12345)
+  })
+
+  it('interleaves vCPUs deterministically: the same inputs give the same run', () => {
+    const runOnce = (quantum: number) => {
+      const r = new Rig({ cpus: 3, quantum, timer: { period: 777, vector: 40 } })
+      const handler = KERNEL_BASE + 0x1000
+      r.load(handler, [...IRETQ], {})
+      r.setGate(40, handler)
+      r.mapZeroed(USER_DATA, 4096, { user: true, writable: true, nx: true })
+      // loop: mov eax, [data]; add eax, ecx; mov [data], eax; inc ecx; jmp loop   (racy on purpose)
+      const code = [0x8b, 0x04, 0x25, ...le32(USER_DATA), 0x01, 0xc8, 0x89, 0x04, 0x25, ...le32(USER_DATA), 0xff, 0xc1, 0xeb, 0xea]
+      r.load(USER_CODE, code, { user: true })
+      for (let i = 0; i < 3; i++) {
+        r.enterUser(i, USER_CODE)
+        r.machine.cpus[i].setReg(1, i * 1000)
+      }
+      r.machine.run({ maxInstructions: 30_000 })
+      return { value: r.readQword(USER_DATA), counts: r.machine.cpus.map((c) => c.instructions), rips: r.machine.cpus.map((c) => c.rip) }
+    }
+    const a = runOnce(37)
+    expect(runOnce(37)).toEqual(a)
+    expect(runOnce(1)).not.toEqual(a)
+  })
+
+  it('hlt waits for the next timer interrupt', () => {
+    const r = new Rig({ timer: { period: 5000, vector: 32 } })
+    const handler = KERNEL_BASE + 0x1000
+    const counter = KERNEL_BASE + 0x2000
+    r.load(handler, [0x48, 0xff, 0x04, 0x25, ...le32(counter | 0), ...IRETQ], {})
+    r.mapZeroed(counter, 8, { writable: true, nx: true })
+    r.setGate(32, handler)
+    // sti; hlt; jmp back to hlt
+    r.load(KERNEL_BASE, [0xfb, HLT, 0xeb, 0xfd], {})
+    r.enterKernel(0, KERNEL_BASE)
+    r.machine.run({ maxInstructions: 60 })
+    expect(r.readQword(counter)).toBeGreaterThanOrEqual(3n)
+    expect(r.machine.cycles(0)).toBeGreaterThan(15000)
+  })
+
+  it('charges traps in the cost model', () => {
+    const m = new Machine({ memorySize: 1 << 20, costs: { trap: 500 } })
+    expect(m.costs.trap).toBe(500)
+    expect(IDT_ADDR).toBeLessThan(0)
+  })
+})
+
+function updateDebugStateForTest(r: Rig): void {
+  updateDebugState(r.cpu)
+}

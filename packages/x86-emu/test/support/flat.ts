@@ -1,0 +1,75 @@
+// Run a short instruction sequence at CPL 3 on a fresh machine: the
+// emulator side of the differential tests.
+
+import { AddressSpace, Machine, USER_CS, USER_SS, EFER_LMA, EFER_NXE, EFER_SCE, IF, Vector } from '../../src/index.js'
+
+export const FLAT_CODE_ADDRESS = 0x10000000n
+export const FLAT_DATA_ADDRESS = 0x20000000n
+const CODE = Number(FLAT_CODE_ADDRESS)
+const DATA = Number(FLAT_DATA_ADDRESS)
+
+export interface FlatCase {
+  code: Uint8Array
+  /** rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8..r15 */
+  gpr: bigint[]
+  rflags: bigint
+  /** 4096 bytes at FLAT_DATA_ADDRESS. */
+  data: Uint8Array
+}
+
+export interface FlatOutcome {
+  gpr: bigint[]
+  rflags: bigint
+  data: Uint8Array
+  rip: bigint
+  fault: null | { vector: number; errorCode: number }
+}
+
+export function runFlat(c: FlatCase, maxInstructions = 1_000_000): FlatOutcome {
+  if (c.code.length > 8192 - 16) throw new Error('flat code too long')
+  const m = new Machine({ memorySize: 8 * 1024 * 1024 })
+  const space = new AddressSpace(m.memory, m.frames)
+  // Two code pages padded with int3: reaching the end of the sequence traps at end+1.
+  const code = new Uint8Array(8192).fill(0xcc)
+  code.set(c.code)
+  for (let p = 0; p < 2; p++) {
+    const f = m.frames.alloc()
+    m.memory.writeBytes(f * 4096, code.subarray(p * 4096, (p + 1) * 4096))
+    space.map(CODE + p * 4096, f, { user: true, writable: false })
+  }
+  const df = m.frames.alloc()
+  m.memory.writeBytes(df * 4096, c.data)
+  space.map(DATA, df, { user: true, writable: true, nx: true })
+
+  const cpu = m.cpus[0]
+  cpu.efer = EFER_LMA | EFER_NXE | EFER_SCE
+  cpu.setCr3(space.root)
+  cpu.setCpl(3)
+  cpu.cs = USER_CS
+  cpu.ss = USER_SS
+  for (let i = 0; i < 16; i++) cpu.setReg(i, c.gpr[i])
+  cpu.rflags = Number(c.rflags) | IF
+  cpu.rip = CODE
+  const end = CODE + c.code.length
+
+  let fault: FlatOutcome['fault'] = null
+  m.trapHandler = (cpu, ev) => {
+    if (ev.vector === Vector.BP && ev.kind === 'trap' && cpu.rip === end + 1) {
+      cpu.rip = end
+      return 'stop'
+    }
+    fault = { vector: ev.vector, errorCode: ev.errorCode }
+    return 'stop'
+  }
+  const result = m.run({ maxInstructions })
+  if (result.reason === 'budget') throw new Error(`flat case ran away: ${result.detail}`)
+  const gpr: bigint[] = []
+  for (let i = 0; i < 16; i++) gpr.push(cpu.getReg(i))
+  return {
+    gpr,
+    rflags: BigInt(cpu.rflags >>> 0),
+    data: m.memory.readBytes(df * 4096, 4096),
+    rip: BigInt.asUintN(64, BigInt(cpu.rip)),
+    fault,
+  }
+}

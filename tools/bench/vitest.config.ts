@@ -1,0 +1,3 @@
+import { probekitProject } from '../../vitest.shared.js'
+
+export default probekitProject('bench')
