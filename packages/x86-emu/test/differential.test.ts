@@ -33,9 +33,15 @@ const selected = INSTRUCTION_FORMS.filter((f) => !FILTER || FILTER.test(f.name))
 const groups = new Map<string, InstructionForm[]>()
 for (const f of selected) groups.set(f.group, [...(groups.get(f.group) ?? []), f])
 
-function runEmulator(c: GeneratedCase): Outcome {
+/** The interpreter (jitThreshold Infinity) and the block compiler (0) must both match the CPU. */
+const MODES = [
+  { name: 'interpreter', jitThreshold: Number.POSITIVE_INFINITY },
+  { name: 'block compiler', jitThreshold: 0 },
+]
+
+function runEmulator(c: GeneratedCase, jitThreshold: number): Outcome {
   try {
-    return runFlat({ code: c.code, gpr: c.gpr, rflags: c.rflags, data: c.data })
+    return runFlat({ code: c.code, gpr: c.gpr, rflags: c.rflags, data: c.data }, 1_000_000, jitThreshold)
   } catch (e) {
     // An emulator exception (unimplemented instruction, runaway case) is a mismatch, not a crash.
     const msg = e instanceof Error ? e.message : String(e)
@@ -68,13 +74,16 @@ describe('differential: emulator vs host CPU', () => {
       const failures: string[] = []
       const failedForms = new Map<string, number>()
       cases.forEach((c, i) => {
-        const emu = runEmulator(c)
-        const threw = (emu as Outcome & { threw?: string }).threw
-        const diffs = threw ? [`emulator threw: ${threw}`] : compareOutcomes(c, native[i], emu)
-        if (diffs.length === 0) return
-        failedForms.set(c.form, (failedForms.get(c.form) ?? 0) + 1)
-        if (failures.length < SHOW)
-          failures.push(threw ? `${c.form}: ${diffs[0]}` : describeMismatch(c, native[i], emu, diffs))
+        for (const mode of MODES) {
+          const emu = runEmulator(c, mode.jitThreshold)
+          const threw = (emu as Outcome & { threw?: string }).threw
+          const diffs = threw ? [`emulator threw: ${threw}`] : compareOutcomes(c, native[i], emu)
+          if (diffs.length === 0) continue
+          const key = `${c.form} [${mode.name}]`
+          failedForms.set(key, (failedForms.get(key) ?? 0) + 1)
+          if (failures.length < SHOW)
+            failures.push(threw ? `${key}: ${diffs[0]}` : `[${mode.name}] ${describeMismatch(c, native[i], emu, diffs)}`)
+        }
       })
       if (failedForms.size) {
         const summary = [...failedForms].map(([f, n]) => `  ${n}/${CASES}  ${f}`).join('\n')

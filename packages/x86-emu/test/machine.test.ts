@@ -74,8 +74,11 @@ describe('paging and #PF', () => {
 })
 
 describe('precise exceptions', () => {
-  it('a faulting push changes neither RSP nor memory', () => {
-    const r = new Rig()
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])('a faulting push changes neither RSP nor memory (%s)', (_mode, jitThreshold) => {
+    const r = new Rig({ jitThreshold })
     r.load(USER_CODE, [0x50], { user: true }) // push rax
     r.enterUser(0, USER_CODE, 0x900000) // stack pointer into unmapped memory
     const { events } = runCollect(r)
@@ -270,8 +273,11 @@ describe('debug registers', () => {
 })
 
 describe('self-modifying code', () => {
-  it('a guest write to the next instruction takes effect', () => {
-    const r = new Rig()
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])('a guest write to the next instruction takes effect (%s)', (_mode, jitThreshold) => {
+    const r = new Rig({ jitThreshold })
     // mov byte [rip+1], 0x40 (patches the following "inc eax" ModRM? no: patches next opcode byte)
     // c6 05 01 00 00 00 XX ; then at +7+1: target byte
     // Sequence: mov byte [rip+0], 0xc1 patches the ModRM of "ff c0" (inc eax) into "ff c1" (inc ecx).

@@ -119,6 +119,8 @@ export class Cpu {
   halted = false
   /** Guest instructions retired. */
   instructions = 0
+  /** Index of the instruction a compiled block is executing (for precise faults). */
+  ci = 0
   /** Set by anything that must end the current block early (SMC, stop request). */
   blockExit = false
   /** Set by an op that stopped part-way (a rep string op between chunks): RIP stays on it so it runs again. */

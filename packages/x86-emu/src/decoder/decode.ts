@@ -912,6 +912,8 @@ class Decoder {
     const attr = leaf.attr
     this.readModrm()
     const reg = this.mod === 3
+    if (this.z && (attr & A.NoZero || (!reg && attr & A.WriteOnly && leaf.ops[0].k !== K.V))) throw INVALID
+    if (this.aaa === 0 ? attr & A.MaskReq : attr & A.NoMask) throw INVALID
     if (this.bc) {
       if (reg) {
         // EVEX.b on registers: rounding control (L'L is the rounding mode) or SAE, at 512 bits.
@@ -920,8 +922,6 @@ class Decoder {
       }
       if (!(attr & A.Bcst)) throw INVALID
     }
-    if (this.z && (attr & A.NoZero || (!reg && attr & A.WriteOnly && leaf.ops[0].k !== K.V))) throw INVALID
-    if (this.aaa === 0 ? attr & A.MaskReq : attr & A.NoMask) throw INVALID
     if (attr & A.Lig) return 16
     const ll = this.L
     if (ll === 3) throw INVALID

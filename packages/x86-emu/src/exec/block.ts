@@ -4,7 +4,8 @@
 import { Access, type Cpu } from '../cpu/cpu.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
 import { decode } from '../decoder/decode.js'
-import { DecodeError } from '../decoder/instruction.js'
+import { DecodeError, type Instruction } from '../decoder/instruction.js'
+import type { CompiledBlock } from '../jit/block-compiler.js'
 import { compileInstruction } from './compile.js'
 import { type Op, OpTraits } from './op.js'
 
@@ -31,6 +32,10 @@ export interface Block {
   succ: Block | null
   succ2: Block | null
   succEpoch: number
+  /** The decoded instructions (kept for the block compiler and for tools). */
+  insns: Instruction[]
+  /** The compiled form once the block is hot, else null. */
+  jit: CompiledBlock | null
 }
 
 function faultOp(fault: CpuFault): Op {
@@ -46,6 +51,7 @@ export function buildBlock(c: Cpu, rip: number): Block {
   const mem = c.mem
   const pageStart = phys - (phys & 0xfff)
   const ops: Op[] = []
+  const insns: Instruction[] = []
   const ips: number[] = []
   const frames = [pageStart / 4096]
   let addr = rip
@@ -78,6 +84,7 @@ export function buildBlock(c: Cpu, rip: number): Block {
         }
         const compiled = compileInstruction(insn)
         ops.push(compiled.op)
+        insns.push(insn)
         ips.push(addr)
         addr += insn.length
         lastBranch = (compiled.traits & OpTraits.Branch) !== 0
@@ -92,6 +99,7 @@ export function buildBlock(c: Cpu, rip: number): Block {
     }
     const compiled = compileInstruction(insn)
     ops.push(compiled.op)
+    insns.push(insn)
     ips.push(addr)
     addr += insn.length
     offset += insn.length
@@ -102,5 +110,5 @@ export function buildBlock(c: Cpu, rip: number): Block {
     if ((compiled.traits & OpTraits.EndsBlock) !== 0) break
   }
   ips.push(addr)
-  return { virt: rip, phys, ops, ips, length: ops.length, lastBranch, frames, valid: true, hits: 0, succ: null, succ2: null, succEpoch: -1 }
+  return { virt: rip, phys, ops, ips, length: ops.length, lastBranch, frames, valid: true, hits: 0, succ: null, succ2: null, succEpoch: -1, insns, jit: null }
 }

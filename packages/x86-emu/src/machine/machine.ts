@@ -12,6 +12,7 @@ import { checkExecBreakpoint } from '../cpu/debug.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
 import { DR6_BS, IF, RF, TF } from '../cpu/registers.js'
 import { type Block, buildBlock } from '../exec/block.js'
+import { compileBlock } from '../jit/block-compiler.js'
 import { TLB_MASK } from '../memory/tlb.js'
 import { FrameAllocator } from '../memory/frame-allocator.js'
 import { PhysicalMemory } from '../memory/physical-memory.js'
@@ -29,6 +30,12 @@ export interface MachineOptions {
   /** A periodic timer interrupt on every vCPU: every `period` guest cycles, vector `vector`. */
   timer?: { period: number; vector: number } | null
   costs?: Partial<CostModel>
+  /**
+   * Executions after which a block is compiled to a JavaScript function
+   * (default 32). 0 compiles every block at once; Infinity keeps the pure
+   * interpreter. Both give identical results: the tests run both.
+   */
+  jitThreshold?: number
 }
 
 /** A host service: runs with the vCPU that executed vmcall; returns extra guest cycles to charge, if any. */
@@ -54,6 +61,7 @@ export class Machine implements CpuHost {
   readonly costs: CostModel
   readonly counters: CpuCounters[]
   quantum: number
+  jitThreshold: number
   timer: { period: number; vector: number } | null
   /** Sees every exception and interrupt first. Without one, everything goes through the guest IDT. */
   trapHandler: TrapHandler | null = null
@@ -76,6 +84,7 @@ export class Machine implements CpuHost {
     this.codeCache = new CodeCache(this.memory, this.cpus)
     this.costs = { ...DEFAULT_COSTS, ...options.costs }
     this.quantum = options.quantum ?? 1000
+    this.jitThreshold = options.jitThreshold ?? 32
     this.timer = options.timer ?? null
     this.nextTimer = this.cpus.map(() => this.timer?.period ?? Number.POSITIVE_INFINITY)
   }
@@ -264,22 +273,31 @@ export class Machine implements CpuHost {
     // Debug features need an instruction boundary after every instruction.
     const n = stepping || c.execBreakpoints.length > 0 || c.dataBreakpoints ? 1 : Math.min(b.length, budget)
     const rf = (c.eflags & RF) !== 0
-    b.hits++
     c.blockExit = false
     let i = 0
     try {
-      if (c.execBreakpoints.length > 0) checkExecBreakpoint(c, b.ips[0])
-      for (; i < n; i++) {
-        ops[i](c)
-        if (c.blockExit) {
-          i++
-          break
+      if (n === b.length && b.jit === null && ++b.hits >= this.jitThreshold && b.insns.length === b.length) {
+        b.jit = compileBlock(b.insns)
+      }
+      if (n === b.length && b.jit !== null) {
+        c.ci = 0
+        i = b.jit(c, ops)
+      } else {
+        if (c.execBreakpoints.length > 0) checkExecBreakpoint(c, b.ips[0])
+        for (; i < n; i++) {
+          c.ci = i
+          ops[i](c)
+          if (c.blockExit) {
+            i++
+            break
+          }
         }
       }
     } catch (e) {
       if (!(e instanceof CpuFault)) {
-        throw new Error(`host error executing at ${formatLinear(b.ips[i])}: ${e instanceof Error ? e.message : String(e)}`, { cause: e })
+        throw new Error(`host error executing at ${formatLinear(b.ips[c.ci])}: ${e instanceof Error ? e.message : String(e)}`, { cause: e })
       }
+      i = c.ci
       // A trap (int3, int n) reports the next instruction, a fault the instruction itself.
       if (e.trap) i++
       c.rip = b.ips[i]
@@ -290,7 +308,7 @@ export class Machine implements CpuHost {
     }
     c.instructions += i
     if (c.repeatCurrent) {
-      // The last op stopped part-way (and counts as one instruction, so long reps still yield): resume it.
+      // The last op stopped part-way (a rep string op between chunks; it counts as one instruction so long reps still yield): run it again.
       c.repeatCurrent = false
       c.rip = b.ips[i - 1]
     } else if (i < b.length || !b.lastBranch) c.rip = b.ips[i]

@@ -25,9 +25,10 @@ export interface FlatOutcome {
   fault: null | { vector: number; errorCode: number }
 }
 
-export function runFlat(c: FlatCase, maxInstructions = 1_000_000): FlatOutcome {
+/** `jitThreshold` 0 runs the sequence through the block compiler, Infinity through the interpreter only. */
+export function runFlat(c: FlatCase, maxInstructions = 1_000_000, jitThreshold = Number.POSITIVE_INFINITY): FlatOutcome {
   if (c.code.length > 8192 - 16) throw new Error('flat code too long')
-  const m = new Machine({ memorySize: 8 * 1024 * 1024 })
+  const m = new Machine({ memorySize: 8 * 1024 * 1024, jitThreshold })
   const space = new AddressSpace(m.memory, m.frames)
   // Two code pages padded with int3: reaching the end of the sequence traps at end+1.
   const code = new Uint8Array(8192).fill(0xcc)

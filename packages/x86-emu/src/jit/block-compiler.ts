@@ -1,0 +1,47 @@
+// The block compiler: turns a hot block into one JavaScript function.
+//
+// Hot instruction forms become inline code (templates.ts) with register
+// indices and immediates as constants; every other instruction calls the
+// interpreter's closure for it. The function returns how many instructions
+// completed; before any instruction that can fault it records the index in
+// Cpu.ci, so faults stay precise. Writes may hit code (the block's own
+// page included), so after each one the function returns if the code cache
+// asked the CPU to leave the block.
+
+import type { Cpu } from '../cpu/cpu.js'
+import type { Instruction } from '../decoder/instruction.js'
+import type { Op } from '../exec/op.js'
+import { type JitRuntime, runtime } from './runtime.js'
+import { template } from './templates.js'
+
+export type CompiledBlock = (c: Cpu, ops: Op[]) => number
+
+let available = true
+
+/** Source of the block function for these instructions (exposed for tests and debugging). */
+export function blockSource(insns: readonly Instruction[]): string {
+  const lines = ['const r=c.r;let t=0;']
+  insns.forEach((insn, k) => {
+    const tpl = template(insn)
+    if (tpl === null) {
+      lines.push(`c.ci=${k};ops[${k}](c);if(c.blockExit)return ${k + 1};`)
+      return
+    }
+    lines.push(`${tpl.mayFault ? `c.ci=${k};` : ''}${tpl.code}${tpl.mayWrite ? `if(c.blockExit)return ${k + 1};` : ''}`)
+  })
+  lines.push(`return ${insns.length};`)
+  return lines.join('\n')
+}
+
+/** Compile a block, or null where code generation is unavailable (e.g. a CSP without unsafe-eval). */
+export function compileBlock(insns: readonly Instruction[]): CompiledBlock | null {
+  if (!available) return null
+  try {
+    const make = new Function('rt', `return function block(c, ops) {\n${blockSource(insns)}\n}`) as (rt: JitRuntime) => CompiledBlock
+    return make(runtime)
+  } catch (e) {
+    if (e instanceof SyntaxError) throw new Error(`block compiler produced invalid code: ${e.message}\n${blockSource(insns)}`)
+    available = false
+    return null
+  }
+}

@@ -1,0 +1,335 @@
+// JavaScript templates for the hottest instruction forms. Each returns the
+// source of one instruction's effect inside a block function, or null to
+// fall back to the interpreter's compiled closure for that instruction.
+//
+// Generated code sees: c (the Cpu), r (c.r), ops (the block's closures),
+// rt (runtime helpers), t (a scratch number). Semantics must equal the
+// closures in ../exec exactly: the differential tests run both.
+
+import { FK_ADD, FK_DEC, FK_INC, FK_LOGIC, FK_SUB, S32, S64 } from '../cpu/flags.js'
+import type { Instruction } from '../decoder/instruction.js'
+import { memOperand } from '../exec/operands.js'
+
+export interface Template {
+  code: string
+  /** May raise a fault: the block function records the instruction index first. */
+  mayFault: boolean
+  /** May write memory (self-modifying code ends the block after it). */
+  mayWrite: boolean
+}
+
+const TWO_32 = 4294967296
+
+function num(v: number): string {
+  return Number.isInteger(v) ? String(v) : 'NaN'
+}
+
+/** Exact effective-address expression (see operands.ts compileEa). */
+export function eaExpr(insn: Instruction): string | null {
+  const m = memOperand(insn)
+  const d = m.displacement
+  let e: string
+  if (m.ripRelative) return num(insn.address + insn.length + d)
+  const B = 2 * m.base
+  const X = 2 * m.index
+  const s = m.scale
+  if (insn.addressSize === 4) {
+    const parts = [m.base >= 0 ? `r[${B}]` : '', m.index >= 0 ? `r[${X}]*${s}` : '', String(d)].filter((x) => x !== '')
+    e = `((${parts.join('+')})>>>0)`
+  } else if (m.base >= 0 && m.index < 0) {
+    e = `(t=(r[${B}]>>>0)+${d},((r[${B + 1}]+(t<0?-1:t>=${TWO_32}?1:0))|0)*${TWO_32}+(t>>>0))`
+  } else if (m.base >= 0) {
+    e = `(t=(r[${B}]>>>0)+(r[${X}]>>>0)*${s}+${d},((r[${B + 1}]+r[${X + 1}]*${s}+Math.floor(t/${TWO_32}))|0)*${TWO_32}+(t>>>0))`
+  } else if (m.index >= 0) {
+    e = `(t=(r[${X}]>>>0)*${s}+${d},((r[${X + 1}]*${s}+Math.floor(t/${TWO_32}))|0)*${TWO_32}+(t>>>0))`
+  } else {
+    return num(d)
+  }
+  if (m.segment === 'fs') return `rt.wrap64(${e}+c.fsBase)`
+  if (m.segment === 'gs') return `rt.wrap64(${e}+c.gsBase)`
+  if ((m.base === 4 || m.base === 5) && insn.addressSize === 8) return `rt.stk(${e})`
+  return e
+}
+
+function lazy32(fop: number, a: string, b: string, v: string): string {
+  return `c.fop=${fop};c.fa=${a};c.fb=${b};c.fr=${v};`
+}
+function lazy64(fop: number): string {
+  return `c.fop=${fop};c.fa=a;c.fah=ah;c.fb=b;c.fbh=bh;c.fr=v;c.frh=vh;`
+}
+
+const reg = (insn: Instruction) => insn.reg
+const isLegacy = (insn: Instruction) => insn.encoding === 'legacy'
+
+/** ALU kinds the templates inline (adc/sbb need the carry: left to the closures). */
+function aluBody(kind: number, size: number, write: boolean, D: number): string | null {
+  if (size === 4) {
+    let body: string
+    let lazy: string
+    switch (kind) {
+      case 0: body = 'const v=(a+b)|0;'; lazy = lazy32(FK_ADD | S32, 'a', 'b', 'v'); break
+      case 5:
+      case 7: body = 'const v=(a-b)|0;'; lazy = lazy32(FK_SUB | S32, 'a', 'b', 'v'); break
+      case 4: body = 'const v=a&b;'; lazy = `c.fop=${FK_LOGIC | S32};c.fr=v;`; break
+      case 1: body = 'const v=a|b;'; lazy = `c.fop=${FK_LOGIC | S32};c.fr=v;`; break
+      case 6: body = 'const v=a^b;'; lazy = `c.fop=${FK_LOGIC | S32};c.fr=v;`; break
+      default: return null
+    }
+    return `const a=r[${2 * D}];${body}${write ? `r[${2 * D}]=v;r[${2 * D + 1}]=0;` : ''}${lazy}`
+  }
+  let body: string
+  let lazy: string
+  switch (kind) {
+    case 0: body = `const s=(a>>>0)+(b>>>0),v=s|0,vh=(ah+bh+(s>4294967295?1:0))|0;`; lazy = lazy64(FK_ADD | S64); break
+    case 5:
+    case 7: body = `const s=(a>>>0)-(b>>>0),v=s|0,vh=(ah-bh-(s<0?1:0))|0;`; lazy = lazy64(FK_SUB | S64); break
+    case 4: body = 'const v=a&b,vh=ah&bh;'; lazy = `c.fop=${FK_LOGIC | S64};c.fr=v;c.frh=vh;`; break
+    case 1: body = 'const v=a|b,vh=ah|bh;'; lazy = `c.fop=${FK_LOGIC | S64};c.fr=v;c.frh=vh;`; break
+    case 6: body = 'const v=a^b,vh=ah^bh;'; lazy = `c.fop=${FK_LOGIC | S64};c.fr=v;c.frh=vh;`; break
+    default: return null
+  }
+  return `const a=r[${2 * D}],ah=r[${2 * D + 1}];${body}${write ? `r[${2 * D}]=v;r[${2 * D + 1}]=vh;` : ''}${lazy}`
+}
+
+/** Source operand of a binary op: statements defining b (and bh for 64-bit). */
+function srcFromRm(insn: Instruction, size: number): { code: string; mem: boolean } | null {
+  if (insn.mod === 3) {
+    const S = 2 * insn.rm
+    return { code: size === 8 ? `const b=r[${S}],bh=r[${S + 1}];` : `const b=r[${S}];`, mem: false }
+  }
+  const ea = eaExpr(insn)
+  if (ea === null) return null
+  return { code: size === 8 ? `const b=c.read64(${ea}),bh=c.th;` : `const b=c.read32(${ea});`, mem: true }
+}
+
+function srcImm(insn: Instruction, size: number): string {
+  const v = insn.immediate | 0
+  return size === 8 ? `const b=${v},bh=${v < 0 ? -1 : 0};` : `const b=${v};`
+}
+
+function alu(insn: Instruction): Template | null {
+  const o = insn.opcode
+  const size = insn.operandSize
+  if (size !== 4 && size !== 8) return null
+  let kind: number
+  let D: number
+  let src: { code: string; mem: boolean } | null
+  if (o < 0x40 && (o & 7) === 1 && insn.mod === 3) {
+    kind = o >> 3
+    D = insn.rm
+    src = { code: size === 8 ? `const b=r[${2 * insn.reg}],bh=r[${2 * insn.reg + 1}];` : `const b=r[${2 * insn.reg}];`, mem: false }
+  } else if (o < 0x40 && (o & 7) === 3) {
+    kind = o >> 3
+    D = reg(insn)
+    src = srcFromRm(insn, size)
+  } else if (o < 0x40 && (o & 7) === 5) {
+    kind = o >> 3
+    D = 0
+    src = { code: srcImm(insn, size), mem: false }
+  } else if ((o === 0x81 || o === 0x83) && insn.mod === 3) {
+    kind = insn.reg & 7
+    D = insn.rm
+    src = { code: srcImm(insn, size), mem: false }
+  } else if (o === 0x85) {
+    kind = 4
+    D = insn.reg
+    src = srcFromRm(insn, size)
+    if (src === null) return null
+    const body = aluBody(4, size, false, D)
+    return body === null ? null : { code: `{${src.code}${body}}`, mayFault: src.mem, mayWrite: false }
+  } else if (o === 0xa9) {
+    kind = 4
+    D = 0
+    const body = aluBody(4, size, false, 0)
+    return body === null ? null : { code: `{${srcImm(insn, size)}${body}}`, mayFault: false, mayWrite: false }
+  } else return null
+  if (src === null) return null
+  // xor r, r (and sub r, r) with one register: the zeroing idiom.
+  const body = aluBody(kind, size, kind !== 7, D)
+  if (body === null) return null
+  return { code: `{${src.code}${body}}`, mayFault: src.mem, mayWrite: false }
+}
+
+function mov(insn: Instruction): Template | null {
+  const o = insn.opcode
+  const size = insn.operandSize
+  if (o === 0x89 || o === 0x8b) {
+    if (size !== 4 && size !== 8) return null
+    const R = 2 * insn.reg
+    if (insn.mod === 3) {
+      const [D, S] = o === 0x89 ? [2 * insn.rm, R] : [R, 2 * insn.rm]
+      return { code: size === 8 ? `r[${D}]=r[${S}];r[${D + 1}]=r[${S + 1}];` : `r[${D}]=r[${S}];r[${D + 1}]=0;`, mayFault: false, mayWrite: false }
+    }
+    const ea = eaExpr(insn)
+    if (o === 0x8b) {
+      return {
+        code: size === 8 ? `r[${R}]=c.read64(${ea});r[${R + 1}]=c.th;` : `r[${R}]=c.read32(${ea});r[${R + 1}]=0;`,
+        mayFault: true,
+        mayWrite: false,
+      }
+    }
+    return { code: size === 8 ? `c.write64(${ea},r[${R}],r[${R + 1}]);` : `c.write32(${ea},r[${R}]);`, mayFault: true, mayWrite: true }
+  }
+  if ((o === 0x88 || o === 0x8a) && insn.mod !== 3 && (insn.rex !== 0 || insn.reg < 4)) {
+    const R = 2 * insn.reg
+    const ea = eaExpr(insn)
+    if (o === 0x8a) return { code: `r[${R}]=(r[${R}]&-256)|c.read8(${ea});`, mayFault: true, mayWrite: false }
+    return { code: `c.write8(${ea},r[${R}]&255);`, mayFault: true, mayWrite: true }
+  }
+  if (o >= 0xb8 && o <= 0xbf && (size === 4 || size === 8)) {
+    const D = 2 * ((o & 7) | (insn.rexB ? 8 : 0))
+    if (size === 4) return { code: `r[${D}]=${insn.immediate | 0};r[${D + 1}]=0;`, mayFault: false, mayWrite: false }
+    const b = BigInt.asUintN(64, insn.immediateSize === 8 ? insn.immediateBig : BigInt(insn.immediate))
+    return { code: `r[${D}]=${Number(b & 0xffffffffn) | 0};r[${D + 1}]=${Number(b >> 32n) | 0};`, mayFault: false, mayWrite: false }
+  }
+  if (o === 0xc7 && (insn.reg & 7) === 0 && (size === 4 || size === 8)) {
+    const v = insn.immediate | 0
+    const hi = size === 8 && v < 0 ? -1 : 0
+    if (insn.mod === 3) return { code: `r[${2 * insn.rm}]=${v};r[${2 * insn.rm + 1}]=${hi};`, mayFault: false, mayWrite: false }
+    const ea = eaExpr(insn)
+    return { code: size === 8 ? `c.write64(${ea},${v},${hi});` : `c.write32(${ea},${v});`, mayFault: true, mayWrite: true }
+  }
+  if (o === 0x8d && (size === 8 || size === 4)) {
+    const m = memOperand(insn)
+    const R = 2 * insn.reg
+    if (m.ripRelative) {
+      const t = insn.address + insn.length + m.displacement
+      return { code: `r[${R}]=${t | 0};r[${R + 1}]=${size === 8 ? Math.floor(t / TWO_32) | 0 : 0};`, mayFault: false, mayWrite: false }
+    }
+    if (insn.addressSize === 4) return null
+    const d = m.displacement
+    let lo = `${d >>> 0}`
+    let hi = `${d < 0 ? -1 : 0}`
+    if (m.base >= 0) {
+      lo += `+(r[${2 * m.base}]>>>0)`
+      hi += `+r[${2 * m.base + 1}]`
+    }
+    if (m.index >= 0) {
+      lo += `+(r[${2 * m.index}]>>>0)*${m.scale}`
+      hi += `+r[${2 * m.index + 1}]*${m.scale}`
+    }
+    if (size === 4) return { code: `r[${R}]=(${lo})|0;r[${R + 1}]=0;`, mayFault: false, mayWrite: false }
+    return { code: `t=${lo};r[${R + 1}]=(${hi}+Math.floor(t/${TWO_32}))|0;r[${R}]=t|0;`, mayFault: false, mayWrite: false }
+  }
+  return null
+}
+
+function extend(insn: Instruction): Template | null {
+  const size = insn.operandSize
+  if (size !== 4 && size !== 8) return null
+  const R = 2 * insn.reg
+  let srcSize: number
+  let signed: boolean
+  if (insn.map === 0 && insn.opcode === 0x63) {
+    srcSize = 4
+    signed = true
+  } else if (insn.map === 1 && (insn.opcode === 0xb6 || insn.opcode === 0xb7 || insn.opcode === 0xbe || insn.opcode === 0xbf)) {
+    srcSize = insn.opcode & 1 ? 2 : 1
+    signed = insn.opcode >= 0xbe
+  } else return null
+  let v: string
+  if (insn.mod === 3) {
+    if (srcSize === 1 && insn.rex === 0 && insn.rm >= 4 && insn.rm < 8) return null
+    v = srcSize === 4 ? `r[${2 * insn.rm}]` : `(r[${2 * insn.rm}]&${srcSize === 1 ? 255 : 65535})`
+  } else {
+    const ea = eaExpr(insn)
+    v = srcSize === 1 ? `c.read8(${ea})` : srcSize === 2 ? `c.read16(${ea})` : `c.read32(${ea})`
+  }
+  const sh = 32 - 8 * srcSize
+  const val = signed ? (sh === 0 ? v : `((${v}<<${sh})>>${sh})`) : v
+  const hi = signed && size === 8 ? `r[${R}]>>31` : '0'
+  return { code: `r[${R}]=${val};r[${R + 1}]=${hi};`, mayFault: insn.mod !== 3, mayWrite: false }
+}
+
+function incDec(insn: Instruction): Template | null {
+  if (insn.opcode !== 0xff || insn.mod !== 3 || (insn.reg & 7) > 1) return null
+  const size = insn.operandSize
+  const dec = (insn.reg & 7) === 1
+  const D = 2 * insn.rm
+  const fop = (dec ? FK_DEC : FK_INC) | (size === 8 ? S64 : S32)
+  if (size === 4) {
+    return { code: `{c.fcf=rt.getCF(c)?1:0;const a=r[${D}],v=(a${dec ? '-' : '+'}1)|0;r[${D}]=v;r[${D + 1}]=0;${lazy32(fop, 'a', '1', 'v')}}`, mayFault: false, mayWrite: false }
+  }
+  if (size !== 8) return null
+  const body = dec
+    ? `const v=(a-1)|0,vh=a===0?(ah-1)|0:ah;`
+    : `const v=(a+1)|0,vh=a===-1?(ah+1)|0:ah;`
+  return {
+    code: `{c.fcf=rt.getCF(c)?1:0;const a=r[${D}],ah=r[${D + 1}],b=1,bh=0;${body}r[${D}]=v;r[${D + 1}]=vh;${lazy64(fop)}}`,
+    mayFault: false,
+    mayWrite: false,
+  }
+}
+
+function stack(insn: Instruction): Template | null {
+  if (insn.operandSize === 2) return null
+  const o = insn.opcode
+  if (o >= 0x50 && o <= 0x57) {
+    const S = 2 * ((o & 7) | (insn.rexB ? 8 : 0))
+    return { code: `rt.push64(c,r[${S}],r[${S + 1}]);`, mayFault: true, mayWrite: true }
+  }
+  if (o >= 0x58 && o <= 0x5f) {
+    const D = 2 * ((o & 7) | (insn.rexB ? 8 : 0))
+    return { code: `{const v=rt.pop64(c);r[${D}]=v;r[${D + 1}]=c.th;}`, mayFault: true, mayWrite: false }
+  }
+  return null
+}
+
+/** Condition expression for cc, with the cmp/sub fast paths of flags.ts inline. */
+export function condExpr(cc: number): string {
+  const z = `(c.fop===0?(c.eflags&64)!==0:(c.fop&3)===3?(c.fr|c.frh)===0:c.fr===0)`
+  if (cc === 4) return z
+  if (cc === 5) return `!${z}`
+  const sub64: Record<number, string> = {
+    2: '(c.fah>>>0<c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0<c.fb>>>0))',
+    3: '(c.fah>>>0>c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0>=c.fb>>>0))',
+    6: '(c.fah>>>0<c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0<=c.fb>>>0))',
+    7: '(c.fah>>>0>c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0>c.fb>>>0))',
+    12: '(c.fah<c.fbh||(c.fah===c.fbh&&c.fa>>>0<c.fb>>>0))',
+    13: '(c.fah>c.fbh||(c.fah===c.fbh&&c.fa>>>0>=c.fb>>>0))',
+    14: '(c.fah<c.fbh||(c.fah===c.fbh&&c.fa>>>0<=c.fb>>>0))',
+    15: '(c.fah>c.fbh||(c.fah===c.fbh&&c.fa>>>0>c.fb>>>0))',
+  }
+  const sub32: Record<number, string> = {
+    2: 'c.fa>>>0<c.fb>>>0', 3: 'c.fa>>>0>=c.fb>>>0', 6: 'c.fa>>>0<=c.fb>>>0', 7: 'c.fa>>>0>c.fb>>>0',
+    12: 'c.fa<c.fb', 13: 'c.fa>=c.fb', 14: 'c.fa<=c.fb', 15: 'c.fa>c.fb',
+  }
+  if (sub64[cc]) return `(c.fop===${FK_SUB | S64}?${sub64[cc]}:c.fop===${FK_SUB | S32}?${sub32[cc]}:rt.cond(c,${cc}))`
+  return `rt.cond(c,${cc})`
+}
+
+function branch(insn: Instruction): Template | null {
+  const next = insn.address + insn.length
+  const t = insn.branchTarget
+  const canonical = (v: number) => v >= -0x8000_0000_0000 && v < 0x8000_0000_0000
+  if (t === null || !canonical(t) || insn.operandSize === 2) return null
+  if ((insn.map === 0 && insn.opcode >= 0x70 && insn.opcode <= 0x7f) || (insn.map === 1 && insn.opcode >= 0x80 && insn.opcode <= 0x8f)) {
+    return { code: `c.rip=${condExpr(insn.opcode & 15)}?${t}:${next};`, mayFault: false, mayWrite: false }
+  }
+  if (insn.map === 0 && (insn.opcode === 0xe9 || insn.opcode === 0xeb)) return { code: `c.rip=${t};`, mayFault: false, mayWrite: false }
+  if (insn.map === 0 && insn.opcode === 0xe8) {
+    return { code: `rt.push64(c,${next | 0},${Math.floor(next / TWO_32) | 0});c.rip=${t};`, mayFault: true, mayWrite: true }
+  }
+  return null
+}
+
+/** The inline template for an instruction, or null to call its closure. */
+export function template(insn: Instruction): Template | null {
+  if (!isLegacy(insn)) return null
+  if (insn.map === 0) {
+    const o = insn.opcode
+    if (o < 0x40 || o === 0x81 || o === 0x83 || o === 0x85 || o === 0xa9) return alu(insn)
+    if (o === 0x89 || o === 0x8b || o === 0x88 || o === 0x8a || o === 0xc7 || o === 0x8d || (o >= 0xb8 && o <= 0xbf)) return mov(insn)
+    if (o === 0x63) return extend(insn)
+    if (o === 0xff) return incDec(insn)
+    if (o >= 0x50 && o <= 0x5f) return stack(insn)
+    if ((o >= 0x70 && o <= 0x7f) || o === 0xe8 || o === 0xe9 || o === 0xeb) return branch(insn)
+    return null
+  }
+  if (insn.map === 1) {
+    const o = insn.opcode
+    if (o >= 0x80 && o <= 0x8f) return branch(insn)
+    if (o === 0xb6 || o === 0xb7 || o === 0xbe || o === 0xbf) return extend(insn)
+  }
+  return null
+}
