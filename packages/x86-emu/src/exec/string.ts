@@ -6,7 +6,7 @@
 // iterations that completed, as on hardware. A rep op runs at most
 // REP_CHUNK iterations per invocation; when more remain it sets
 // Cpu.repeatCurrent so the runner leaves RIP on the instruction and runs it
-// again, which lets interrupts, the quantum and the budget in between.
+// again, so interrupts, the quantum and the budget can act in between.
 //
 // Between single iterations (which prime the TLB and take every fault
 // precisely), rep movs/stos/cmps/scas process the rest of the current page

@@ -1,7 +1,9 @@
 // Test-only helpers for hand-encoded instruction tests: hex byte strings,
 // named registers, and a runFlat wrapper that takes/returns them by name.
 
-import { FLAT_DATA_ADDRESS, type FlatOutcome, runFlat } from './flat.js'
+import { expect } from 'vitest'
+import { AddressSpace, EFER_LMA, EFER_NXE, EFER_SCE, IF, Machine, USER_CS, USER_SS } from '../../src/index.js'
+import { FLAT_CODE_ADDRESS, FLAT_DATA_ADDRESS, type FlatOutcome, runFlat } from './flat.js'
 
 export const DATA = FLAT_DATA_ADDRESS
 
@@ -109,4 +111,109 @@ export function rd(data: Uint8Array, off: number, size: number): bigint {
 /** Flags among `mask` that are set in `flags`. */
 export function pick(flags: bigint, mask: bigint): bigint {
   return flags & mask
+}
+
+export interface BigCase extends Case {
+  /** Data pages mapped at DATA (default 16). */
+  pages?: number
+  /** Stop after this many retired instructions (a rep chunk counts as one). */
+  maxInstructions?: number
+}
+
+export interface BigResult {
+  regs: Record<Reg, bigint>
+  flags: bigint
+  data: Uint8Array
+  /** RIP relative to the start of the code. */
+  offset: number
+  fault: null | { vector: number; errorCode: number }
+  instructions: number
+}
+
+/**
+ * Like run() with a larger data area (the flat runner maps one page) and an
+ * instruction budget, to watch a rep instruction part-way. Code at the flat
+ * code address, padded with int3; data at DATA.
+ */
+export function runBig(c: BigCase): BigResult {
+  const pages = c.pages ?? 16
+  const m = new Machine({ memorySize: 8 * 1024 * 1024 })
+  const space = new AddressSpace(m.memory, m.frames)
+  const codeAddr = Number(FLAT_CODE_ADDRESS)
+  const dataAddr = Number(FLAT_DATA_ADDRESS)
+  const codeBytes = typeof c.code === 'string' ? hex(c.code) : c.code
+  const code = new Uint8Array(4096).fill(0xcc)
+  code.set(codeBytes)
+  const cf = m.frames.alloc()
+  m.memory.writeBytes(cf * 4096, code)
+  space.map(codeAddr, cf, { user: true, writable: false })
+  const data = new Uint8Array(pages * 4096)
+  if (typeof c.data === 'function') c.data(data)
+  else if (c.data) data.set(c.data)
+  const frames: number[] = []
+  for (let p = 0; p < pages; p++) {
+    const f = m.frames.alloc()
+    frames.push(f)
+    m.memory.writeBytes(f * 4096, data.subarray(p * 4096, (p + 1) * 4096))
+    space.map(dataAddr + p * 4096, f, { user: true, writable: true, nx: true })
+  }
+  const cpu = m.cpus[0]
+  cpu.efer = EFER_LMA | EFER_NXE | EFER_SCE
+  cpu.setCr3(space.root)
+  cpu.setCpl(3)
+  cpu.cs = USER_CS
+  cpu.ss = USER_SS
+  REGS.forEach((r, i) => {
+    cpu.setReg(i, c.regs?.[r] ?? 0n)
+  })
+  cpu.rflags = Number((c.flags ?? 0n) | 2n) | IF
+  cpu.rip = codeAddr
+  let fault: BigResult['fault'] = null
+  m.trapHandler = (_cpu, ev) => {
+    if (!(ev.vector === 3 && ev.kind === 'trap')) fault = { vector: ev.vector, errorCode: ev.errorCode }
+    return 'stop'
+  }
+  const result = m.run({ maxInstructions: c.maxInstructions ?? 10_000_000 })
+  const regs = {} as Record<Reg, bigint>
+  REGS.forEach((r, i) => {
+    regs[r] = cpu.getReg(i)
+  })
+  const out = new Uint8Array(pages * 4096)
+  frames.forEach((f, p) => {
+    out.set(m.memory.readBytes(f * 4096, 4096), p * 4096)
+  })
+  return {
+    regs,
+    flags: BigInt(cpu.rflags >>> 0) & ~FIXED,
+    data: out,
+    offset: cpu.rip - codeAddr,
+    fault,
+    instructions: result.instructions,
+  }
+}
+
+export interface Expect {
+  /** Full 64-bit register values expected after the run. */
+  regs?: Partial<Record<Reg, bigint>>
+  /** Expected arithmetic flags (compared under `mask`, default all six). */
+  flags?: bigint
+  mask?: bigint
+  /** [offset in the data page, size, value] */
+  mem?: Array<[number, number, bigint]>
+  /** Expected fault vector (default: none). */
+  fault?: number | null
+}
+
+/** Assert a run's outcome (registers in hex so failures read well). */
+export function expectResult(r: Result | BigResult, e: Expect): void {
+  const h = (v: bigint) => `0x${v.toString(16)}`
+  expect(r.fault?.vector ?? null, 'fault').toBe(e.fault ?? null)
+  for (const [k, v] of Object.entries(e.regs ?? {}))
+    expect(h(r.regs[k as Reg]), k).toBe(h(BigInt.asUintN(64, v as bigint)))
+  if (e.flags !== undefined) {
+    const mask = e.mask ?? ARITH
+    expect(h(r.flags & mask), 'flags').toBe(h(e.flags & mask))
+  }
+  for (const [off, size, v] of e.mem ?? [])
+    expect(h(rd(r.data, off, size)), `mem+${off}`).toBe(h(BigInt.asUintN(size * 8, v)))
 }
