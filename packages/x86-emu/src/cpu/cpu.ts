@@ -140,6 +140,8 @@ export class Cpu {
   xBit = TLB_X_SUP
   /** When a data breakpoint is armed, its pages bypass the TLB. */
   dataBreakpoints = false
+  /** Number of enabled debug-register breakpoints (execution and data): non-zero takes the careful path. */
+  debugTraps = 0
   /** Linear addresses of enabled execution breakpoints (see debug.ts). */
   execBreakpoints: number[] = []
   /** DR6 B0-B3 bits of data breakpoints hit by the current instruction (#DB trap after it). */

@@ -37,6 +37,7 @@ export function updateDebugState(c: Cpu): void {
   const data = bps.filter((b) => b.rw !== 0)
   const exec = bps.filter((b) => b.rw === 0)
   c.execBreakpoints = exec.map((b) => b.addr)
+  c.debugTraps = bps.length
   c.dataBreakpoints = data.length > 0
   if (data.length > 0) {
     const pages = new Set(data.map((b) => Math.floor(b.addr / 4096)))

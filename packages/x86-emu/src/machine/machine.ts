@@ -269,18 +269,34 @@ export class Machine implements CpuHost {
   /** Run (part of) a block; true when it ended normally, so the next block may be chained to it. */
   private execute(c: Cpu, b: Block, budget: number): boolean {
     const ops = b.ops
+    c.blockExit = false
+    // Fast path: a compiled block run whole, with no single-step, resume flag or debug register armed.
+    if (b.jit !== null && budget >= b.length && (c.eflags & (TF | RF)) === 0 && c.debugTraps === 0) {
+      let i: number
+      try {
+        i = b.jit(c, ops)
+      } catch (e) {
+        return this.faulted(c, b, e)
+      }
+      c.instructions += i
+      if (c.repeatCurrent) {
+        c.repeatCurrent = false
+        c.rip = b.ips[i - 1]
+        return false
+      }
+      if (i < b.length || !b.lastBranch) c.rip = b.ips[i]
+      return i === b.length
+    }
     const stepping = (c.eflags & TF) !== 0
     // Debug features need an instruction boundary after every instruction.
-    const n = stepping || c.execBreakpoints.length > 0 || c.dataBreakpoints ? 1 : Math.min(b.length, budget)
+    const n = stepping || c.debugTraps !== 0 ? 1 : Math.min(b.length, budget)
     const rf = (c.eflags & RF) !== 0
-    c.blockExit = false
     let i = 0
     try {
       if (n === b.length && b.jit === null && ++b.hits >= this.jitThreshold && b.insns.length === b.length) {
         b.jit = compileBlock(b.insns)
       }
       if (n === b.length && b.jit !== null) {
-        c.ci = 0
         i = b.jit(c, ops)
       } else {
         if (c.execBreakpoints.length > 0) checkExecBreakpoint(c, b.ips[0])
@@ -294,17 +310,7 @@ export class Machine implements CpuHost {
         }
       }
     } catch (e) {
-      if (!(e instanceof CpuFault)) {
-        throw new Error(`host error executing at ${formatLinear(b.ips[c.ci])}: ${e instanceof Error ? e.message : String(e)}`, { cause: e })
-      }
-      i = c.ci
-      // A trap (int3, int n) reports the next instruction, a fault the instruction itself.
-      if (e.trap) i++
-      c.rip = b.ips[i]
-      c.instructions += i
-      c.pendingDataHits = 0
-      this.raise(c, eventFromFault(e))
-      return false
+      return this.faulted(c, b, e)
     }
     c.instructions += i
     if (c.repeatCurrent) {
@@ -320,6 +326,22 @@ export class Machine implements CpuHost {
       return false
     }
     return i === b.length
+  }
+
+  /** An instruction of block b (index Cpu.ci) raised e: account for the completed ones and deliver. */
+  private faulted(c: Cpu, b: Block, e: unknown): false {
+    if (!(e instanceof CpuFault)) {
+      throw new Error(`host error executing at ${formatLinear(b.ips[c.ci])}: ${e instanceof Error ? e.message : String(e)}`, { cause: e })
+    }
+    let i = c.ci
+    // A trap (int3, int n) reports the next instruction, a fault the instruction itself.
+    if (e.trap) i++
+    c.rip = b.ips[i]
+    c.instructions += i
+    c.pendingDataHits = 0
+    c.repeatCurrent = false
+    this.raise(c, eventFromFault(e))
+    return false
   }
 
   /** Charge, offer to the trap handler, then deliver through the IDT. */
