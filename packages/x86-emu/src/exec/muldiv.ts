@@ -192,14 +192,20 @@ export function compileImul(insn: Instruction): Op {
         const ylo = b(c)
         const yhi = c.th
         const xlo = a(c)
-        mul128(xlo, c.th, ylo, yhi, true)
-        const r = c.r
-        r[d] = w[0]
-        r[d + 1] = w[1]
-        const sx = w[1] >> 31
-        mulFlags(c, w[2] !== sx || w[3] !== sx, szp64(w[0], w[1]))
+        const lo = imul64(c, xlo, c.th, ylo, yhi)
+        c.r[d] = lo
+        c.r[d + 1] = c.th
       }
   }
+}
+
+/** The low 64 bits of a signed 64x64 product (high half in c.th), with imul's flags. */
+export function imul64(c: Cpu, xlo: number, xhi: number, ylo: number, yhi: number): number {
+  mul128(xlo, xhi, ylo, yhi, true)
+  const sx = w[1] >> 31
+  mulFlags(c, w[2] !== sx || w[3] !== sx, szp64(w[0], w[1]))
+  c.th = w[1]
+  return w[0]
 }
 
 // ---------------------------------------------------------------- divide

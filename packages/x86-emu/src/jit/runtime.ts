@@ -1,13 +1,17 @@
 // Helpers the generated block functions call. Passed in as one object so
 // the generated code closes over it (V8 then inlines the small ones).
 
-import { condition, getCF } from '../cpu/flags.js'
+import { condition, getCF, szp, szp64 } from '../cpu/flags.js'
 import { checkStackAddress, wrap64 } from '../exec/operands.js'
+import { imul64 } from '../exec/muldiv.js'
 import { pop64, push64 } from '../exec/stack.js'
 
 export const runtime = {
   cond: condition,
   getCF,
+  imul64,
+  szp,
+  szp64,
   stk: checkStackAddress,
   wrap64,
   push64,

@@ -6,7 +6,7 @@
 // rt (runtime helpers), t (a scratch number). Semantics must equal the
 // closures in ../exec exactly: the differential tests run both.
 
-import { FK_ADD, FK_DEC, FK_INC, FK_LOGIC, FK_SUB, S32, S64 } from '../cpu/flags.js'
+import { FK_ADC, FK_ADD, FK_DEC, FK_INC, FK_LOGIC, FK_SBB, FK_SUB, S32, S64 } from '../cpu/flags.js'
 import type { Instruction } from '../decoder/instruction.js'
 import { memOperand } from '../exec/operands.js'
 
@@ -68,6 +68,8 @@ function aluBody(kind: number, size: number, write: boolean, D: number): string 
     let lazy: string
     switch (kind) {
       case 0: body = 'const v=(a+b)|0;'; lazy = lazy32(FK_ADD | S32, 'a', 'b', 'v'); break
+      case 2: body = 'const ci=rt.getCF(c)?1:0,v=(a+b+ci)|0;'; lazy = `c.fop=ci?${FK_ADC | S32}:${FK_ADD | S32};c.fa=a;c.fb=b;c.fr=v;`; break
+      case 3: body = 'const ci=rt.getCF(c)?1:0,v=(a-b-ci)|0;'; lazy = `c.fop=ci?${FK_SBB | S32}:${FK_SUB | S32};c.fa=a;c.fb=b;c.fr=v;`; break
       case 5:
       case 7: body = 'const v=(a-b)|0;'; lazy = lazy32(FK_SUB | S32, 'a', 'b', 'v'); break
       case 4: body = 'const v=a&b;'; lazy = `c.fop=${FK_LOGIC | S32};c.fr=v;`; break
@@ -81,6 +83,8 @@ function aluBody(kind: number, size: number, write: boolean, D: number): string 
   let lazy: string
   switch (kind) {
     case 0: body = `const s=(a>>>0)+(b>>>0),v=s|0,vh=(ah+bh+(s>4294967295?1:0))|0;`; lazy = lazy64(FK_ADD | S64); break
+    case 2: body = `const ci=rt.getCF(c)?1:0,s=(a>>>0)+(b>>>0)+ci,v=s|0,vh=(ah+bh+(s>4294967295?1:0))|0;`; lazy = `c.fop=ci?${FK_ADC | S64}:${FK_ADD | S64};c.fa=a;c.fah=ah;c.fb=b;c.fbh=bh;c.fr=v;c.frh=vh;`; break
+    case 3: body = `const ci=rt.getCF(c)?1:0,s=(a>>>0)-(b>>>0)-ci,v=s|0,vh=(ah-bh-(s<0?1:0))|0;`; lazy = `c.fop=ci?${FK_SBB | S64}:${FK_SUB | S64};c.fa=a;c.fah=ah;c.fb=b;c.fbh=bh;c.fr=v;c.frh=vh;`; break
     case 5:
     case 7: body = `const s=(a>>>0)-(b>>>0),v=s|0,vh=(ah-bh-(s<0?1:0))|0;`; lazy = lazy64(FK_SUB | S64); break
     case 4: body = 'const v=a&b,vh=ah&bh;'; lazy = `c.fop=${FK_LOGIC | S64};c.fr=v;c.frh=vh;`; break
@@ -137,6 +141,9 @@ function alu(insn: Instruction): Template | null {
     if (src === null) return null
     const body = aluBody(4, size, false, D)
     return body === null ? null : { code: `{${src.code}${body}}`, mayFault: src.mem, mayWrite: false }
+  } else if (o === 0xf7 && (insn.reg & 7) === 0 && insn.mod === 3) {
+    const body = aluBody(4, size, false, insn.rm)
+    return body === null ? null : { code: `{${srcImm(insn, size)}${body}}`, mayFault: false, mayWrite: false }
   } else if (o === 0xa9) {
     kind = 4
     D = 0
@@ -275,6 +282,73 @@ function stack(insn: Instruction): Template | null {
   return null
 }
 
+const ARITH = 0x8d5 // CF PF AF ZF SF OF
+
+/** shl/shr/sar of a register by a constant (C1 /4 /5 /6 /7, D1): flags as shift.ts sets them (AF 0, OF by the count-1 formula). */
+function shiftImm(insn: Instruction): Template | null {
+  const size = insn.operandSize
+  if (insn.mod !== 3 || (size !== 4 && size !== 8)) return null
+  const op = insn.reg & 7
+  if (op < 4) return null
+  const kind = op === 6 ? 4 : op
+  const n = (insn.opcode === 0xd1 ? 1 : insn.immediate) & (size === 8 ? 63 : 31)
+  if (n === 0) return null
+  const D = 2 * insn.rm
+  let body: string
+  if (size === 4) {
+    if (kind === 4) body = `const v=a<<${n},cf=(a>>>${32 - n})&1,of=(v>>>31)^cf;`
+    else if (kind === 5) body = `const v=a>>>${n},cf=(a>>>${n - 1})&1,of=((v>>>31)^(v>>>30))&1;`
+    else body = `const v=a>>${n},cf=(a>>${n - 1})&1,of=0;`
+    return {
+      code: `{const a=r[${D}];${body}r[${D}]=v;r[${D + 1}]=0;c.eflags=(c.eflags&${~ARITH})|cf|rt.szp(v,${S32})|(of?2048:0);c.fop=0;}`,
+      mayFault: false,
+      mayWrite: false,
+    }
+  }
+  if (kind === 4) {
+    if (n < 32) body = `const vh=(ah<<${n})|(a>>>${32 - n}),v=a<<${n},cf=(ah>>>${32 - n})&1;`
+    else if (n === 32) body = 'const vh=a,v=0,cf=ah&1;'
+    else body = `const vh=a<<${n - 32},v=0,cf=(a>>>${64 - n})&1;`
+    body += 'const of=(vh>>>31)^cf;'
+  } else if (kind === 5) {
+    if (n < 32) body = `const v=(a>>>${n})|(ah<<${32 - n}),vh=ah>>>${n},cf=(a>>>${n - 1})&1;`
+    else if (n === 32) body = 'const v=ah,vh=0,cf=(a>>>31)&1;'
+    else body = `const v=ah>>>${n - 32},vh=0,cf=(ah>>>${n - 33})&1;`
+    body += 'const of=((vh>>>31)^(vh>>>30))&1;'
+  } else {
+    if (n < 32) body = `const v=(a>>>${n})|(ah<<${32 - n}),vh=ah>>${n},cf=(a>>>${n - 1})&1;`
+    else if (n === 32) body = 'const v=ah,vh=ah>>31,cf=(a>>>31)&1;'
+    else body = `const v=ah>>${n - 32},vh=ah>>31,cf=(ah>>${n - 33})&1;`
+    body += 'const of=0;'
+  }
+  return {
+    code: `{const a=r[${D}],ah=r[${D + 1}];${body}r[${D}]=v;r[${D + 1}]=vh;c.eflags=(c.eflags&${~ARITH})|cf|rt.szp64(v,vh)|(of?2048:0);c.fop=0;}`,
+    mayFault: false,
+    mayWrite: false,
+  }
+}
+
+/** imul r32, r/m32 (0F AF) and imul r32, r/m32, imm (69, 6B): CF=OF when the product does not fit; SF ZF PF from it, AF 0 (as muldiv.ts). */
+function imul32(insn: Instruction): Template | null {
+  if (insn.operandSize === 8) {
+    const src = srcFromRm(insn, 8)
+    if (src === null) return null
+    const R = 2 * insn.reg
+    const x = insn.map === 1 ? `r[${R}],r[${R + 1}]` : `${insn.immediate | 0},${insn.immediate < 0 ? -1 : 0}`
+    return { code: `{${src.code}r[${R}]=rt.imul64(c,${x},b,bh);r[${R + 1}]=c.th;}`, mayFault: src.mem, mayWrite: false }
+  }
+  if (insn.operandSize !== 4) return null
+  const src = srcFromRm(insn, 4)
+  if (src === null) return null
+  const R = 2 * insn.reg
+  const a = insn.map === 1 ? `r[${R}]` : `${insn.immediate | 0}`
+  return {
+    code: `{${src.code}const x=${a},v=Math.imul(x,b),of=x*b!==v;r[${R}]=v;r[${R + 1}]=0;c.eflags=(c.eflags&${~ARITH})|rt.szp(v,${S32})|(of?2049:0);c.fop=0;}`,
+    mayFault: src.mem,
+    mayWrite: false,
+  }
+}
+
 /** Condition expression for cc, with the cmp/sub fast paths of flags.ts inline. */
 export function condExpr(cc: number): string {
   const z = `(c.fop===0?(c.eflags&64)!==0:(c.fop&3)===3?(c.fr|c.frh)===0:c.fr===0)`
@@ -318,7 +392,9 @@ export function template(insn: Instruction): Template | null {
   if (!isLegacy(insn)) return null
   if (insn.map === 0) {
     const o = insn.opcode
-    if (o < 0x40 || o === 0x81 || o === 0x83 || o === 0x85 || o === 0xa9) return alu(insn)
+    if (o < 0x40 || o === 0x81 || o === 0x83 || o === 0x85 || o === 0xa9 || o === 0xf7) return alu(insn)
+    if (o === 0xc1 || o === 0xd1) return shiftImm(insn)
+    if (o === 0x69 || o === 0x6b) return imul32(insn)
     if (o === 0x89 || o === 0x8b || o === 0x88 || o === 0x8a || o === 0xc7 || o === 0x8d || (o >= 0xb8 && o <= 0xbf)) return mov(insn)
     if (o === 0x63) return extend(insn)
     if (o === 0xff) return incDec(insn)
@@ -329,6 +405,8 @@ export function template(insn: Instruction): Template | null {
   if (insn.map === 1) {
     const o = insn.opcode
     if (o >= 0x80 && o <= 0x8f) return branch(insn)
+    if (o === 0xaf) return imul32(insn)
+    if (o === 0x1f) return { code: '', mayFault: false, mayWrite: false } // nop r/m
     if (o === 0xb6 || o === 0xb7 || o === 0xbe || o === 0xbf) return extend(insn)
   }
   return null
