@@ -30,7 +30,15 @@ function mips(elf: Uint8Array, jitThreshold?: number, runs = 3): number {
 
 const results = await runBenchmarks([
   { name: 'intmix (crc, sort, hash): block compiler', unit: 'MIPS', run: () => mips(intmix) },
-  { name: 'intmix (crc, sort, hash): interpreter only', unit: 'MIPS', run: () => mips(intmix, Number.POSITIVE_INFINITY) },
-  { name: 'selfcheck (division, bit scans, rep strings)', unit: 'MIPS', run: () => mips(workload('selfcheck')) },
+  {
+    name: 'intmix (crc, sort, hash): interpreter only',
+    unit: 'MIPS',
+    run: () => mips(intmix, Number.POSITIVE_INFINITY),
+  },
+  {
+    name: 'selfcheck (division, bit scans, rep strings)',
+    unit: 'MIPS',
+    run: () => mips(workload('selfcheck')),
+  },
 ])
 report(results)

@@ -48,10 +48,17 @@ describe('browser', () => {
         const page = await browser.newPage()
         await page.addScriptTag({ content: await bundle() })
         const inBrowser = await page.evaluate(
-          (bytes) => (globalThis as unknown as { probekitBrowserTest: { runInBrowser(e: number[]): unknown } }).probekitBrowserTest.runInBrowser(bytes),
+          (bytes) =>
+            (
+              globalThis as unknown as { probekitBrowserTest: { runInBrowser(e: number[]): unknown } }
+            ).probekitBrowserTest.runInBrowser(bytes),
           [...elf],
         )
-        expect(inBrowser).toEqual({ stdout: inNode.stdout, exitCode: inNode.exitCode, instructions: inNode.instructions })
+        expect(inBrowser).toEqual({
+          stdout: inNode.stdout,
+          exitCode: inNode.exitCode,
+          instructions: inNode.instructions,
+        })
       } finally {
         await browser.close()
       }

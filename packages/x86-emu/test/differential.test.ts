@@ -82,7 +82,9 @@ describe('differential: emulator vs host CPU', () => {
           const key = `${c.form} [${mode.name}]`
           failedForms.set(key, (failedForms.get(key) ?? 0) + 1)
           if (failures.length < SHOW)
-            failures.push(threw ? `${key}: ${diffs[0]}` : `[${mode.name}] ${describeMismatch(c, native[i], emu, diffs)}`)
+            failures.push(
+              threw ? `${key}: ${diffs[0]}` : `[${mode.name}] ${describeMismatch(c, native[i], emu, diffs)}`,
+            )
         }
       })
       if (failedForms.size) {

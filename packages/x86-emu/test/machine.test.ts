@@ -1,8 +1,29 @@
 import { describe, expect, it } from 'vitest'
 import {
-  CF, DR6_BS, IF, Machine, updateDebugState, MSR_FMASK, MSR_LSTAR, MSR_STAR, RF, TF, type TrapEvent, Vector, writeMsr,
+  CF,
+  DR6_BS,
+  IF,
+  Machine,
+  MSR_FMASK,
+  MSR_LSTAR,
+  MSR_STAR,
+  RF,
+  TF,
+  type TrapEvent,
+  updateDebugState,
+  Vector,
+  writeMsr,
 } from '../src/index.js'
-import { IDT_ADDR, KERNEL_BASE, KSTACK_TOP, le32, Rig, USER_CODE, USER_DATA, USER_STACK_TOP } from './support/rig.js'
+import {
+  IDT_ADDR,
+  KERNEL_BASE,
+  KSTACK_TOP,
+  le32,
+  Rig,
+  USER_CODE,
+  USER_DATA,
+  USER_STACK_TOP,
+} from './support/rig.js'
 
 const HLT = 0xf4
 const NOP = 0x90
@@ -58,7 +79,11 @@ describe('paging and #PF', () => {
     const r = new Rig()
     r.load(USER_DATA, [NOP], { user: true, writable: true, nx: true })
     r.enterUser(0, USER_DATA)
-    expect(runCollect(r).events[0]).toMatchObject({ vector: Vector.PF, errorCode: 0b10101, address: USER_DATA })
+    expect(runCollect(r).events[0]).toMatchObject({
+      vector: Vector.PF,
+      errorCode: 0b10101,
+      address: USER_DATA,
+    })
   })
 
   it('sets accessed and dirty bits in the page table entry', () => {
@@ -343,14 +368,33 @@ describe('machine', () => {
       r.setGate(40, handler)
       r.mapZeroed(USER_DATA, 4096, { user: true, writable: true, nx: true })
       // loop: mov eax, [data]; add eax, ecx; mov [data], eax; inc ecx; jmp loop   (racy on purpose)
-      const code = [0x8b, 0x04, 0x25, ...le32(USER_DATA), 0x01, 0xc8, 0x89, 0x04, 0x25, ...le32(USER_DATA), 0xff, 0xc1, 0xeb, 0xea]
+      const code = [
+        0x8b,
+        0x04,
+        0x25,
+        ...le32(USER_DATA),
+        0x01,
+        0xc8,
+        0x89,
+        0x04,
+        0x25,
+        ...le32(USER_DATA),
+        0xff,
+        0xc1,
+        0xeb,
+        0xea,
+      ]
       r.load(USER_CODE, code, { user: true })
       for (let i = 0; i < 3; i++) {
         r.enterUser(i, USER_CODE)
         r.machine.cpus[i].setReg(1, i * 1000)
       }
       r.machine.run({ maxInstructions: 30_000 })
-      return { value: r.readQword(USER_DATA), counts: r.machine.cpus.map((c) => c.instructions), rips: r.machine.cpus.map((c) => c.rip) }
+      return {
+        value: r.readQword(USER_DATA),
+        counts: r.machine.cpus.map((c) => c.instructions),
+        rips: r.machine.cpus.map((c) => c.rip),
+      }
     }
     const a = runOnce(37)
     expect(runOnce(37)).toEqual(a)

@@ -6,21 +6,36 @@
 // numbers" (see ../address.ts).
 
 import { linearFromHalves } from '../address.js'
+import { PTE_A, PTE_D, PTE_P, PTE_PS, PTE_U, PTE_W } from '../memory/page-table.js'
 import type { PhysicalMemory } from '../memory/physical-memory.js'
 import {
-  TLB_MASK, TLB_R_SUP, TLB_R_USER, TLB_W_SUP, TLB_W_USER, TLB_X_SUP, TLB_X_USER, Tlb,
+  TLB_MASK,
+  TLB_R_SUP,
+  TLB_R_USER,
+  TLB_W_SUP,
+  TLB_W_USER,
+  TLB_X_SUP,
+  TLB_X_USER,
+  Tlb,
 } from '../memory/tlb.js'
-import { PTE_A, PTE_D, PTE_P, PTE_PS, PTE_U, PTE_W } from '../memory/page-table.js'
 import { CpuFault, PF_INSTR, PF_PRESENT, PF_USER, PF_WRITE, Vector } from './exceptions.js'
 import { arithFlags, FK_EAGER } from './flags.js'
 import {
-  ARITH_FLAGS, CR0_PG, CR0_WP, CR4_PGE, DR6_FIXED, EFER_NXE, KERNEL_CS, KERNEL_SS, RFLAGS_FIXED,
+  ARITH_FLAGS,
+  CR0_PG,
+  CR0_WP,
+  CR4_PGE,
+  DR6_FIXED,
+  EFER_NXE,
+  KERNEL_CS,
+  KERNEL_SS,
+  RFLAGS_FIXED,
 } from './registers.js'
 
 const TWO_32 = 0x1_0000_0000
 const CANONICAL_LIMIT = 0x8000_0000_0000
 
-export const enum Access {
+export enum Access {
   Read = 0,
   Write = 1,
   Exec = 2,
@@ -214,12 +229,14 @@ export class Cpu {
    * return the physical address. Throws #PF (or #GP for non-canonical).
    */
   translate(addr: number, access: Access, user: boolean): number {
-    if (!(addr >= -CANONICAL_LIMIT && addr < CANONICAL_LIMIT)) throw new CpuFault(Vector.GP, 0, 0, 'non-canonical address')
+    if (!(addr >= -CANONICAL_LIMIT && addr < CANONICAL_LIMIT))
+      throw new CpuFault(Vector.GP, 0, 0, 'non-canonical address')
     const offset = addr & 0xfff
     const vpn = (addr - offset) / 4096
     if ((this.cr0 & CR0_PG) === 0) {
       const phys = addr - offset
-      if (phys < 0 || phys >= this.memory.size) throw new CpuFault(Vector.GP, 0, 0, 'physical address outside memory')
+      if (phys < 0 || phys >= this.memory.size)
+        throw new CpuFault(Vector.GP, 0, 0, 'physical address outside memory')
       this.fillTlb(vpn, phys, 0x3f, false)
       return phys + offset
     }
@@ -238,7 +255,8 @@ export class Cpu {
     for (;;) {
       const idx = Math.floor(u / 2 ** (12 + 9 * level)) % 512
       entry = table + idx * 8
-      if (entry < 0 || entry + 8 > this.memory.size) throw new CpuFault(Vector.MC, 0, addr, 'page table outside memory')
+      if (entry < 0 || entry + 8 > this.memory.size)
+        throw new CpuFault(Vector.MC, 0, addr, 'page table outside memory')
       lo = mem.getInt32(entry, true)
       if ((lo & PTE_P) === 0) {
         throw new CpuFault(Vector.PF, errUser | errWrite | errInstr, addr)
@@ -289,7 +307,8 @@ export class Cpu {
     const frame = phys / 4096
     // Writes to code pages and watched pages must keep taking the slow path.
     if (this.memory.codeFrames[frame] !== 0) bits &= ~(TLB_W_SUP | TLB_W_USER)
-    if (this.dataBreakpoints && this.watchesPage(vpn)) bits &= ~(TLB_R_SUP | TLB_R_USER | TLB_W_SUP | TLB_W_USER)
+    if (this.dataBreakpoints && this.watchesPage(vpn))
+      bits &= ~(TLB_R_SUP | TLB_R_USER | TLB_W_SUP | TLB_W_USER)
     const i = vpn & TLB_MASK
     const t = this.tlb
     t.vpn[i] = vpn
@@ -308,7 +327,8 @@ export class Cpu {
   /** Translate for an access of `size` bytes that may cross a page: returns phys of the first byte, or -1 when it crosses (caller splits). */
   private slowPhys(addr: number, size: number, access: Access): number {
     const phys = this.translate(addr, access, this.cpl === 3)
-    if (this.dataBreakpoints && access !== Access.Exec) this.checkDataBreakpoint(addr, size, access === Access.Write)
+    if (this.dataBreakpoints && access !== Access.Exec)
+      this.checkDataBreakpoint(addr, size, access === Access.Write)
     return (addr & 0xfff) + size > 4096 ? -1 : phys
   }
 
@@ -327,7 +347,8 @@ export class Cpu {
     const i = vpn & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
-    if (t.vpn[i] === vpn && (t.bits[i] & this.rBit) !== 0 && off <= 4094) return this.view.getUint16(t.phys[i] + off, true)
+    if (t.vpn[i] === vpn && (t.bits[i] & this.rBit) !== 0 && off <= 4094)
+      return this.view.getUint16(t.phys[i] + off, true)
     const p = this.slowPhys(addr, 2, Access.Read)
     if (p >= 0) return this.view.getUint16(p, true)
     return this.readBytesSplit(addr, 2)
@@ -339,7 +360,8 @@ export class Cpu {
     const i = vpn & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
-    if (t.vpn[i] === vpn && (t.bits[i] & this.rBit) !== 0 && off <= 4092) return this.view.getInt32(t.phys[i] + off, true)
+    if (t.vpn[i] === vpn && (t.bits[i] & this.rBit) !== 0 && off <= 4092)
+      return this.view.getInt32(t.phys[i] + off, true)
     const p = this.slowPhys(addr, 4, Access.Read)
     if (p >= 0) return this.view.getInt32(p, true)
     return this.readBytesSplit(addr, 4) | 0
@@ -403,7 +425,8 @@ export class Cpu {
     const i = vpn & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
-    if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4094) return this.view.getUint16(t.phys[i] + off, true)
+    if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4094)
+      return this.view.getUint16(t.phys[i] + off, true)
     this.probeWrite(addr, 2)
     return this.read16(addr)
   }
@@ -413,7 +436,8 @@ export class Cpu {
     const i = vpn & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
-    if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4092) return this.view.getInt32(t.phys[i] + off, true)
+    if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4092)
+      return this.view.getInt32(t.phys[i] + off, true)
     this.probeWrite(addr, 4)
     return this.read32(addr)
   }

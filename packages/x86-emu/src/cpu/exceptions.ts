@@ -1,6 +1,6 @@
 // Exception vectors and the fault object the execution core throws.
 
-export const enum Vector {
+export enum Vector {
   DE = 0, // divide error
   DB = 1, // debug
   NMI = 2,
@@ -22,8 +22,24 @@ export const enum Vector {
 }
 
 export const VECTOR_NAMES: Record<number, string> = {
-  0: '#DE', 1: '#DB', 2: 'NMI', 3: '#BP', 4: '#OF', 5: '#BR', 6: '#UD', 7: '#NM', 8: '#DF',
-  10: '#TS', 11: '#NP', 12: '#SS', 13: '#GP', 14: '#PF', 16: '#MF', 17: '#AC', 18: '#MC', 19: '#XM',
+  0: '#DE',
+  1: '#DB',
+  2: 'NMI',
+  3: '#BP',
+  4: '#OF',
+  5: '#BR',
+  6: '#UD',
+  7: '#NM',
+  8: '#DF',
+  10: '#TS',
+  11: '#NP',
+  12: '#SS',
+  13: '#GP',
+  14: '#PF',
+  16: '#MF',
+  17: '#AC',
+  18: '#MC',
+  19: '#XM',
 }
 
 /** Does this vector push an error code? */

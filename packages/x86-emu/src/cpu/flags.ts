@@ -87,10 +87,16 @@ export function getOF(c: Cpu): boolean {
   const s = op & 3
   let x: number
   if (s === S64) {
-    x = kind === FK_ADD || kind === FK_ADC || kind === FK_INC ? (c.fah ^ c.frh) & (c.fbh ^ c.frh) : (c.fah ^ c.fbh) & (c.fah ^ c.frh)
+    x =
+      kind === FK_ADD || kind === FK_ADC || kind === FK_INC
+        ? (c.fah ^ c.frh) & (c.fbh ^ c.frh)
+        : (c.fah ^ c.fbh) & (c.fah ^ c.frh)
     return x < 0
   }
-  x = kind === FK_ADD || kind === FK_ADC || kind === FK_INC ? (c.fa ^ c.fr) & (c.fb ^ c.fr) : (c.fa ^ c.fb) & (c.fa ^ c.fr)
+  x =
+    kind === FK_ADD || kind === FK_ADC || kind === FK_INC
+      ? (c.fa ^ c.fr) & (c.fb ^ c.fr)
+      : (c.fa ^ c.fb) & (c.fa ^ c.fr)
   return ((x >>> SIGN_SHIFT[s]) & 1) !== 0
 }
 
@@ -141,7 +147,16 @@ export function lazy(c: Cpu, fop: number, a: number, b: number, r: number): void
 }
 
 /** Record a lazy 64-bit result. */
-export function lazy64(c: Cpu, fop: number, alo: number, ahi: number, blo: number, bhi: number, rlo: number, rhi: number): void {
+export function lazy64(
+  c: Cpu,
+  fop: number,
+  alo: number,
+  ahi: number,
+  blo: number,
+  bhi: number,
+  rlo: number,
+  rhi: number,
+): void {
   c.fop = fop
   c.fa = alo
   c.fah = ahi
@@ -172,16 +187,26 @@ export function condition(c: Cpu, cc: number): boolean {
       const a = c.fa
       const b = c.fb
       switch (cc) {
-        case 2: return a >>> 0 < b >>> 0
-        case 3: return a >>> 0 >= b >>> 0
-        case 4: return a === b
-        case 5: return a !== b
-        case 6: return a >>> 0 <= b >>> 0
-        case 7: return a >>> 0 > b >>> 0
-        case 12: return a < b
-        case 13: return a >= b
-        case 14: return a <= b
-        case 15: return a > b
+        case 2:
+          return a >>> 0 < b >>> 0
+        case 3:
+          return a >>> 0 >= b >>> 0
+        case 4:
+          return a === b
+        case 5:
+          return a !== b
+        case 6:
+          return a >>> 0 <= b >>> 0
+        case 7:
+          return a >>> 0 > b >>> 0
+        case 12:
+          return a < b
+        case 13:
+          return a >= b
+        case 14:
+          return a <= b
+        case 15:
+          return a > b
       }
     } else if (s === S64) {
       const ah = c.fah
@@ -189,29 +214,55 @@ export function condition(c: Cpu, cc: number): boolean {
       const al = c.fa >>> 0
       const bl = c.fb >>> 0
       switch (cc) {
-        case 2: return ah >>> 0 < bh >>> 0 || (ah === bh && al < bl)
-        case 3: return ah >>> 0 > bh >>> 0 || (ah === bh && al >= bl)
-        case 4: return ah === bh && al === bl
-        case 5: return ah !== bh || al !== bl
-        case 6: return ah >>> 0 < bh >>> 0 || (ah === bh && al <= bl)
-        case 7: return ah >>> 0 > bh >>> 0 || (ah === bh && al > bl)
-        case 12: return ah < bh || (ah === bh && al < bl)
-        case 13: return ah > bh || (ah === bh && al >= bl)
-        case 14: return ah < bh || (ah === bh && al <= bl)
-        case 15: return ah > bh || (ah === bh && al > bl)
+        case 2:
+          return ah >>> 0 < bh >>> 0 || (ah === bh && al < bl)
+        case 3:
+          return ah >>> 0 > bh >>> 0 || (ah === bh && al >= bl)
+        case 4:
+          return ah === bh && al === bl
+        case 5:
+          return ah !== bh || al !== bl
+        case 6:
+          return ah >>> 0 < bh >>> 0 || (ah === bh && al <= bl)
+        case 7:
+          return ah >>> 0 > bh >>> 0 || (ah === bh && al > bl)
+        case 12:
+          return ah < bh || (ah === bh && al < bl)
+        case 13:
+          return ah > bh || (ah === bh && al >= bl)
+        case 14:
+          return ah < bh || (ah === bh && al <= bl)
+        case 15:
+          return ah > bh || (ah === bh && al > bl)
       }
     }
   }
   let r: boolean
   switch (cc >> 1) {
-    case 0: r = getOF(c); break
-    case 1: r = getCF(c); break
-    case 2: r = getZF(c); break
-    case 3: r = getCF(c) || getZF(c); break
-    case 4: r = getSF(c); break
-    case 5: r = getPF(c); break
-    case 6: r = getSF(c) !== getOF(c); break
-    default: r = getZF(c) || getSF(c) !== getOF(c); break
+    case 0:
+      r = getOF(c)
+      break
+    case 1:
+      r = getCF(c)
+      break
+    case 2:
+      r = getZF(c)
+      break
+    case 3:
+      r = getCF(c) || getZF(c)
+      break
+    case 4:
+      r = getSF(c)
+      break
+    case 5:
+      r = getPF(c)
+      break
+    case 6:
+      r = getSF(c) !== getOF(c)
+      break
+    default:
+      r = getZF(c) || getSF(c) !== getOF(c)
+      break
   }
   return (cc & 1) !== 0 ? !r : r
 }

@@ -21,7 +21,8 @@ export interface Gate {
 
 /** Read IDT entry `vector` with supervisor rights. */
 export function readGate(c: Cpu, vector: number): Gate {
-  if (vector * 16 + 15 > c.idtLimit) throw new CpuFault(Vector.GP, vector * 8 + 2, 0, `vector ${vector} beyond the IDT limit`)
+  if (vector * 16 + 15 > c.idtLimit)
+    throw new CpuFault(Vector.GP, vector * 8 + 2, 0, `vector ${vector} beyond the IDT limit`)
   const savedCpl = c.cpl
   c.setCpl(0)
   try {
@@ -50,7 +51,8 @@ export function readGate(c: Cpu, vector: number): Gate {
  */
 export function deliverThroughIdt(c: Cpu, vector: number, errorCode: number, software: boolean): void {
   const gate = readGate(c, vector)
-  if (software && gate.dpl < c.cpl) throw new CpuFault(Vector.GP, vector * 8 + 2, 0, `int ${vector} denied by gate DPL`)
+  if (software && gate.dpl < c.cpl)
+    throw new CpuFault(Vector.GP, vector * 8 + 2, 0, `int ${vector} denied by gate DPL`)
   if (!gate.present) throw new CpuFault(Vector.NP, vector * 8 + 2, 0, `vector ${vector} gate not present`)
   const oldCpl = c.cpl
   const oldSs = c.ss
@@ -64,7 +66,7 @@ export function deliverThroughIdt(c: Cpu, vector: number, errorCode: number, sof
     if (gate.ist !== 0) sp = c.readLinear(c.trBase + 36 + (gate.ist - 1) * 8)
     else if (newCpl < oldCpl) sp = c.readLinear(c.trBase + 4)
     else sp = oldRsp
-    sp -= sp - Math.floor(sp / 16) * 16
+    sp = Math.floor(sp / 16) * 16 // the CPU aligns the new frame to 16 bytes
     const frame = [oldSs, oldRsp, flags, c.cs, c.rip]
     if (errorCode >= 0) frame.push(errorCode)
     // Write the whole frame before changing any register.
@@ -99,10 +101,11 @@ export function iretq(c: Cpu): void {
   const ss = c.read64(sp + 32) & 0xffff
   const newCpl = cs & 3
   if (newCpl < c.cpl) throw new CpuFault(Vector.GP, cs & 0xfffc, 0, 'iret to a more privileged level')
-  if (!(rip >= -0x8000_0000_0000 && rip < 0x8000_0000_0000)) throw new CpuFault(Vector.GP, 0, 0, 'iret to a non-canonical address')
+  if (!(rip >= -0x8000_0000_0000 && rip < 0x8000_0000_0000))
+    throw new CpuFault(Vector.GP, 0, 0, 'iret to a non-canonical address')
   let writable = ARITH_FLAGS | TF | NT | RF | AC | (1 << 21) | (1 << 10) | IF | IOPL
   if (c.cpl !== 0) writable &= ~IOPL
-  if (c.cpl > ((c.eflags & IOPL) >>> 12)) writable &= ~IF
+  if (c.cpl > (c.eflags & IOPL) >>> 12) writable &= ~IF
   c.eflags = (c.eflags & ~writable) | (flags & writable) | RFLAGS_FIXED
   c.fop = FK_EAGER
   c.rip = rip

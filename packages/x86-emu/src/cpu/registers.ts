@@ -18,8 +18,22 @@ export const R14 = 14
 export const R15 = 15
 
 export const GPR_NAMES = [
-  'rax', 'rcx', 'rdx', 'rbx', 'rsp', 'rbp', 'rsi', 'rdi',
-  'r8', 'r9', 'r10', 'r11', 'r12', 'r13', 'r14', 'r15',
+  'rax',
+  'rcx',
+  'rdx',
+  'rbx',
+  'rsp',
+  'rbp',
+  'rsi',
+  'rdi',
+  'r8',
+  'r9',
+  'r10',
+  'r11',
+  'r12',
+  'r13',
+  'r14',
+  'r15',
 ] as const
 export type GprName = (typeof GPR_NAMES)[number]
 

@@ -5,7 +5,20 @@
 
 import type { Cpu } from '../cpu/cpu.js'
 import {
-  FK_ADC, FK_ADD, FK_DEC, FK_INC, FK_LOGIC, FK_SBB, FK_SUB, getCF, lazy, lazy64, S16, S32, S64, S8,
+  FK_ADC,
+  FK_ADD,
+  FK_DEC,
+  FK_INC,
+  FK_LOGIC,
+  FK_SBB,
+  FK_SUB,
+  getCF,
+  lazy,
+  lazy64,
+  S8,
+  S16,
+  S32,
+  S64,
 } from '../cpu/flags.js'
 
 export type Alu = (c: Cpu, a: number, b: number) => number
@@ -67,7 +80,15 @@ export const ALU16 = sized(0xffff, S16)
 export const ALU32 = sized(-1, S32)
 export const ALU_BY_SIZE: Record<number, Alu[]> = { 1: ALU8, 2: ALU16, 4: ALU32 }
 
-function add64With(c: Cpu, alo: number, ahi: number, blo: number, bhi: number, cin: number, fk: number): number {
+function add64With(
+  c: Cpu,
+  alo: number,
+  ahi: number,
+  blo: number,
+  bhi: number,
+  cin: number,
+  fk: number,
+): number {
   const lo = (alo + blo + cin) | 0
   const carry = (alo >>> 0) + (blo >>> 0) + cin > 0xffff_ffff ? 1 : 0
   const hi = (ahi + bhi + carry) | 0
@@ -76,7 +97,15 @@ function add64With(c: Cpu, alo: number, ahi: number, blo: number, bhi: number, c
   return lo
 }
 
-function sub64With(c: Cpu, alo: number, ahi: number, blo: number, bhi: number, bin: number, fk: number): number {
+function sub64With(
+  c: Cpu,
+  alo: number,
+  ahi: number,
+  blo: number,
+  bhi: number,
+  bin: number,
+  fk: number,
+): number {
   const lo = (alo - blo - bin) | 0
   const borrow = (alo >>> 0) - (blo >>> 0) - bin < 0 ? 1 : 0
   const hi = (ahi - bhi - borrow) | 0

@@ -2,12 +2,21 @@
 // test, inc/dec, neg/not.
 
 import type { Cpu } from '../cpu/cpu.js'
-import { FK_SUB, lazy, lazy64, S16, S32, S64, S8 } from '../cpu/flags.js'
+import { FK_SUB, lazy, lazy64, S8, S16, S32, S64 } from '../cpu/flags.js'
 import type { Instruction } from '../decoder/instruction.js'
 import { ALU_AND, ALU_BY_SIZE, ALU_CMP, ALU64, incDec, incDec64 } from './alu.js'
 import type { Op } from './op.js'
 import {
-  compileEa, immValue, memReadAt, memWriteAt, type Reader, readGpr, readReg, readRm, writeGpr, writeReg, isHigh8,
+  compileEa,
+  immValue,
+  isHigh8,
+  memReadAt,
+  memWriteAt,
+  type Reader,
+  readGpr,
+  readReg,
+  readRm,
+  writeReg,
 } from './operands.js'
 
 /** Where a binary op's destination is and what its source is. */
@@ -122,8 +131,17 @@ export function compileAluGroup1(insn: Instruction): Op {
 export function compileTest(insn: Instruction): Op {
   const op = insn.opcode
   const size = op === 0x84 || op === 0xa8 || op === 0xf6 ? 1 : insn.operandSize
-  if (op === 0x84 || op === 0x85) return binary(insn, { kind: ALU_AND, size, dstRm: true, src: readGpr(insn, size), writes: false })
-  if (op === 0xa8 || op === 0xa9) return binary(insn, { kind: ALU_AND, size, dstRm: false, acc: true, src: immReader(insn, size), writes: false })
+  if (op === 0x84 || op === 0x85)
+    return binary(insn, { kind: ALU_AND, size, dstRm: true, src: readGpr(insn, size), writes: false })
+  if (op === 0xa8 || op === 0xa9)
+    return binary(insn, {
+      kind: ALU_AND,
+      size,
+      dstRm: false,
+      acc: true,
+      src: immReader(insn, size),
+      writes: false,
+    })
   return binary(insn, { kind: ALU_AND, size, dstRm: true, src: immReader(insn, size), writes: false })
 }
 
@@ -184,10 +202,11 @@ export function compileNotNeg(insn: Instruction): Op {
     wr = writeReg(insn.rm, size, high)
   }
   if (size === 8) {
-    if (!neg) return (c) => {
-      const lo = rd(c)
-      wr(c, ~lo, ~c.th)
-    }
+    if (!neg)
+      return (c) => {
+        const lo = rd(c)
+        wr(c, ~lo, ~c.th)
+      }
     return (c) => {
       const lo = rd(c)
       const hi = c.th
@@ -205,4 +224,3 @@ export function compileNotNeg(insn: Instruction): Op {
     lazy(c, FK_SUB | s, 0, v, r)
   }
 }
-

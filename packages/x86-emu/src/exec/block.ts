@@ -3,7 +3,7 @@
 
 import { Access, type Cpu } from '../cpu/cpu.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
-import { decode } from '../decoder/decode.js'
+import { tryDecode } from '../decoder/decode.js'
 import { DecodeError, type Instruction } from '../decoder/instruction.js'
 import type { CompiledBlock } from '../jit/block-compiler.js'
 import { compileInstruction } from './compile.js'
@@ -59,40 +59,22 @@ export function buildBlock(c: Cpu, rip: number): Block {
   let lastBranch = false
   const page = mem.subarray(pageStart, pageStart + 4096)
   while (ops.length < MAX_BLOCK_INSTRUCTIONS && offset < 4096) {
-    let insn
-    try {
-      insn = decode(page, addr, offset)
-    } catch (e) {
-      if (!(e instanceof DecodeError)) throw e
-      if (e.reason === 'truncated') {
-        // The instruction continues on the next page: it gets a block of its own.
-        if (ops.length > 0) break
-        const nextPhys = c.translate(addr + (4096 - offset), Access.Exec, user)
-        const buf = new Uint8Array(15)
-        const first = Math.min(15, 4096 - offset)
-        buf.set(page.subarray(offset, offset + first), 0)
-        buf.set(mem.subarray(nextPhys, nextPhys + 15 - first), first)
-        frames.push(nextPhys / 4096)
-        try {
-          insn = decode(buf, addr, 0)
-        } catch (e2) {
-          if (!(e2 instanceof DecodeError)) throw e2
-          ops.push(faultOp(new CpuFault(Vector.UD, 0, 0, e2.message)))
-          ips.push(addr)
-          addr += 1
-          break
-        }
-        const compiled = compileInstruction(insn)
-        ops.push(compiled.op)
-        insns.push(insn)
-        ips.push(addr)
-        addr += insn.length
-        lastBranch = (compiled.traits & OpTraits.Branch) !== 0
-        break
-      }
+    let insn = tryDecode(page, addr, offset)
+    if (insn instanceof DecodeError && insn.reason === 'truncated') {
+      // The instruction continues on the next page: it gets a block of its own.
+      if (ops.length > 0) break
+      const nextPhys = c.translate(addr + (4096 - offset), Access.Exec, user)
+      const buf = new Uint8Array(15)
+      const first = Math.min(15, 4096 - offset)
+      buf.set(page.subarray(offset, offset + first), 0)
+      buf.set(mem.subarray(nextPhys, nextPhys + 15 - first), first)
+      frames.push(nextPhys / 4096)
+      insn = tryDecode(buf, addr, 0)
+    }
+    if (insn instanceof DecodeError) {
       // Invalid encodings raise #UD when reached.
       if (ops.length > 0) break
-      ops.push(faultOp(new CpuFault(Vector.UD, 0, 0, e.message)))
+      ops.push(faultOp(new CpuFault(Vector.UD, 0, 0, insn.message)))
       ips.push(addr)
       addr += 1
       break
@@ -107,8 +89,23 @@ export function buildBlock(c: Cpu, rip: number): Block {
       lastBranch = true
       break
     }
-    if ((compiled.traits & OpTraits.EndsBlock) !== 0) break
+    if ((compiled.traits & OpTraits.EndsBlock) !== 0 || frames.length > 1) break
   }
   ips.push(addr)
-  return { virt: rip, phys, ops, ips, length: ops.length, lastBranch, frames, valid: true, hits: 0, succ: null, succ2: null, succEpoch: -1, insns, jit: null }
+  return {
+    virt: rip,
+    phys,
+    ops,
+    ips,
+    length: ops.length,
+    lastBranch,
+    frames,
+    valid: true,
+    hits: 0,
+    succ: null,
+    succ2: null,
+    succEpoch: -1,
+    insns,
+    jit: null,
+  }
 }

@@ -5,18 +5,52 @@ import { formatLinear } from '../address.js'
 import { Unimplemented } from '../cpu/exceptions.js'
 import { type Instruction, InstructionFlag } from '../decoder/instruction.js'
 import { compileAluGroup1, compileAluRow, compileIncDec, compileNotNeg, compileTest } from './arith.js'
-import { compileCallRel, compileIndirect, compileJcc, compileJmpRel, compileLoop, compileRet } from './control.js'
 import {
-  compileBswap, compileCbw, compileCwd, compileFlagBit, compileLahfSahf, compileLea, compileMovExtend, compileMovImm,
-  compileMovMoffs, compileMovRmReg, compileXchg, nop,
+  compileCallRel,
+  compileIndirect,
+  compileJcc,
+  compileJmpRel,
+  compileLoop,
+  compileRet,
+} from './control.js'
+import { extraLegacy, extraTwoByte } from './families.js'
+import {
+  compileBswap,
+  compileCbw,
+  compileCwd,
+  compileFlagBit,
+  compileLahfSahf,
+  compileLea,
+  compileMovExtend,
+  compileMovImm,
+  compileMovMoffs,
+  compileMovRmReg,
+  compileXchg,
+  nop,
 } from './move.js'
 import { type Op, OpTraits } from './op.js'
-import { compilePop, compilePopf, compilePush, compilePushf, compileEnter, compileLeave } from './stack.js'
+import { compileEnter, compileLeave, compilePop, compilePopf, compilePush, compilePushf } from './stack.js'
 import {
-  compileCliSti, compileDescriptorTable, compileGroup6, compileHlt, compileInt, compileInvlpg, compileIret, compileMovCr,
-  compileMovDr, compileMsr, compilePrivilegedNop, compileRdtsc, compileSyscall, compileSysret, cpuidOp, ioPort, swapgs, ud, vmcall,
+  compileCliSti,
+  compileDescriptorTable,
+  compileGroup6,
+  compileHlt,
+  compileInt,
+  compileInvlpg,
+  compileIret,
+  compileMovCr,
+  compileMovDr,
+  compileMsr,
+  compilePrivilegedNop,
+  compileRdtsc,
+  compileSyscall,
+  compileSysret,
+  cpuidOp,
+  ioPort,
+  swapgs,
+  ud,
+  vmcall,
 } from './system.js'
-import { extraLegacy, extraTwoByte } from './families.js'
 
 export interface Compiled {
   op: Op
@@ -40,25 +74,52 @@ function endsBlock(insn: Instruction): boolean {
   }
   if (insn.map === 1) {
     const o = insn.opcode
-    return o === 0x01 || o === 0x00 || o === 0x22 || o === 0x23 || o === 0x30 || o === 0x06 || o === 0x08 || o === 0x09
+    return (
+      o === 0x01 ||
+      o === 0x00 ||
+      o === 0x22 ||
+      o === 0x23 ||
+      o === 0x30 ||
+      o === 0x06 ||
+      o === 0x08 ||
+      o === 0x09
+    )
   }
   return false
 }
 
 const BRANCH_FLAGS =
-  InstructionFlag.Call | InstructionFlag.Jump | InstructionFlag.Conditional | InstructionFlag.Ret | InstructionFlag.Iret |
-  InstructionFlag.Int3 | InstructionFlag.Int | InstructionFlag.Syscall | InstructionFlag.Sysret | InstructionFlag.Halt |
-  InstructionFlag.Hypercall | InstructionFlag.FarBranch
+  InstructionFlag.Call |
+  InstructionFlag.Jump |
+  InstructionFlag.Conditional |
+  InstructionFlag.Ret |
+  InstructionFlag.Iret |
+  InstructionFlag.Int3 |
+  InstructionFlag.Int |
+  InstructionFlag.Syscall |
+  InstructionFlag.Sysret |
+  InstructionFlag.Halt |
+  InstructionFlag.Hypercall |
+  InstructionFlag.FarBranch
 
 export function compileInstruction(insn: Instruction): Compiled {
   const op = select(insn) ?? unimplemented(insn)
   let traits = 0
   if ((insn.flags & BRANCH_FLAGS) !== 0) traits |= OpTraits.Branch
   else if (endsBlock(insn)) traits |= OpTraits.EndsBlock
-  if ((traits & OpTraits.Branch) !== 0 && (insn.flags & (InstructionFlag.Int3 | InstructionFlag.Int | InstructionFlag.Hypercall)) !== 0) {
+  if (
+    (traits & OpTraits.Branch) !== 0 &&
+    (insn.flags & (InstructionFlag.Int3 | InstructionFlag.Int | InstructionFlag.Hypercall)) !== 0
+  ) {
     // These "branch" through a trap or the host: RIP is the next instruction unless they change it.
     const next = insn.address + insn.length
-    return { op: (c) => { c.rip = next; op(c) }, traits }
+    return {
+      op: (c) => {
+        c.rip = next
+        op(c)
+      },
+      traits,
+    }
   }
   return { op, traits }
 }

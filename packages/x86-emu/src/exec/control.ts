@@ -1,26 +1,25 @@
 // Control transfer: jmp, jcc, call, ret, loop, jrcxz. Every op here sets RIP
 // and ends its block.
 
-import type { Cpu } from '../cpu/cpu.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
 import { condition } from '../cpu/flags.js'
 import type { Instruction } from '../decoder/instruction.js'
 import type { Op } from './op.js'
-import { checkStackAddress, readRm } from './operands.js'
+import { checkStackAddress, readRm, wrap64 } from './operands.js'
 import { getRsp, push64, setRsp } from './stack.js'
-import { wrap64 } from './operands.js'
 
 const TWO_32 = 0x1_0000_0000
 const CANONICAL = 0x8000_0000_0000
 
 function checkTarget(target: number): void {
-  if (!(target >= -CANONICAL && target < CANONICAL)) throw new CpuFault(Vector.GP, 0, 0, 'branch to a non-canonical address')
+  if (!(target >= -CANONICAL && target < CANONICAL))
+    throw new CpuFault(Vector.GP, 0, 0, 'branch to a non-canonical address')
 }
 
 function relTarget(insn: Instruction): number {
   const t = insn.branchTarget
   if (t === null) throw new Error(`decoder gave no branch target for ${insn.mnemonic}`)
-  return insn.operandSize === 2 ? (t & 0xffff) : t
+  return insn.operandSize === 2 ? t & 0xffff : t
 }
 
 /** E9/EB jmp rel. */
@@ -117,4 +116,3 @@ export function compileLoop(insn: Instruction): Op {
     c.rip = take ? target : next
   }
 }
-

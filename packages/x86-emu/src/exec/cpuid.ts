@@ -4,7 +4,7 @@
 import type { Cpu } from '../cpu/cpu.js'
 
 function str4(s: string): number {
-  return (s.charCodeAt(0) | (s.charCodeAt(1) << 8) | (s.charCodeAt(2) << 16) | (s.charCodeAt(3) << 24)) | 0
+  return s.charCodeAt(0) | (s.charCodeAt(1) << 8) | (s.charCodeAt(2) << 16) | (s.charCodeAt(3) << 24) | 0
 }
 
 const VENDOR = 'GenuineIntel'
@@ -12,8 +12,19 @@ const BRAND = 'probekit x86-64 emulator'.padEnd(48, '\0')
 
 // Leaf 1 EDX: FPU TSC MSR PAE CX8 APIC CMOV PAT CLFSH MMX FXSR SSE SSE2.
 const LEAF1_EDX =
-  (1 << 0) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 8) | (1 << 9) | (1 << 15) | (1 << 16) | (1 << 19) | (1 << 23) |
-  (1 << 24) | (1 << 25) | (1 << 26)
+  (1 << 0) |
+  (1 << 4) |
+  (1 << 5) |
+  (1 << 6) |
+  (1 << 8) |
+  (1 << 9) |
+  (1 << 15) |
+  (1 << 16) |
+  (1 << 19) |
+  (1 << 23) |
+  (1 << 24) |
+  (1 << 25) |
+  (1 << 26)
 // Leaf 1 ECX: CX16.
 const LEAF1_ECX = 1 << 13
 // 0x80000001 EDX: SYSCALL NX RDTSCP LM; ECX: LAHF/SAHF.
@@ -35,7 +46,12 @@ export function cpuid(c: Cpu, leaf: number, _sub: number): [number, number, numb
     case 0x80000003:
     case 0x80000004: {
       const o = (leaf - 0x80000002) * 16
-      return [str4(BRAND.slice(o, o + 4)), str4(BRAND.slice(o + 4, o + 8)), str4(BRAND.slice(o + 8, o + 12)), str4(BRAND.slice(o + 12, o + 16))]
+      return [
+        str4(BRAND.slice(o, o + 4)),
+        str4(BRAND.slice(o + 4, o + 8)),
+        str4(BRAND.slice(o + 8, o + 12)),
+        str4(BRAND.slice(o + 12, o + 16)),
+      ]
     }
     case 0x80000008:
       return [0x3028, 0, 0, 0] // 40-bit physical, 48-bit linear addresses

@@ -1,16 +1,26 @@
 // Data movement: mov in its forms, movzx/movsx/movsxd, lea, xchg, the
 // accumulator sign extensions, bswap, lahf/sahf and the flag bit setters.
 
-import type { Cpu } from '../cpu/cpu.js'
 import { arithFlags, materializeFlags, setFlags } from '../cpu/flags.js'
 import { AF, CF, DF, PF, SF, ZF } from '../cpu/registers.js'
 import type { Instruction } from '../decoder/instruction.js'
 import type { Op } from './op.js'
 import {
-  compileEa, compileLea64, immValue, isHigh8, memReadAt, memWriteAt, readGpr, readReg, readRm, writeGpr, writeReg, writeRm,
+  compileEa,
+  compileLea64,
+  immValue,
+  isHigh8,
+  memReadAt,
+  memWriteAt,
+  readGpr,
+  readReg,
+  readRm,
+  writeGpr,
+  writeReg,
+  writeRm,
 } from './operands.js'
 
-const TWO_32 = 0x1_0000_0000
+const _TWO_32 = 0x1_0000_0000
 
 /** The register an opcode+register form (B0+r, B8+r, 90+r, 0F C8+r, 50+r) names. */
 export function opcodeReg(insn: Instruction): number {
@@ -105,10 +115,11 @@ export function compileMovExtend(insn: Instruction): Op {
   const shift = 32 - 8 * srcSize
   const wr = writeGpr(insn, dstSize)
   if (!signed) return (c) => wr(c, rd(c), 0)
-  if (srcSize === 4) return (c) => {
-    const v = rd(c)
-    wr(c, v, v >> 31)
-  }
+  if (srcSize === 4)
+    return (c) => {
+      const v = rd(c)
+      wr(c, v, v >> 31)
+    }
   return (c) => {
     const v = (rd(c) << shift) >> shift
     wr(c, v, v >> 31)
@@ -207,7 +218,7 @@ export function compileCwd(insn: Instruction): Op {
   switch (insn.operandSize) {
     case 2:
       return (c) => {
-        c.r[4] = (c.r[4] & ~0xffff) | ((c.r[0] << 16) >> 31 & 0xffff)
+        c.r[4] = (c.r[4] & ~0xffff) | (((c.r[0] << 16) >> 31) & 0xffff)
       }
     case 4:
       return (c) => {
@@ -237,9 +248,10 @@ export function compileBswap(insn: Instruction): Op {
       c.r[i + 1] = bswap32(lo)
     }
   }
-  if (insn.operandSize === 2) return (c) => {
-    c.r[i] &= ~0xffff
-  }
+  if (insn.operandSize === 2)
+    return (c) => {
+      c.r[i] &= ~0xffff
+    }
   return (c) => {
     c.r[i] = bswap32(c.r[i])
     c.r[i + 1] = 0
@@ -281,4 +293,3 @@ export function compileFlagBit(insn: Instruction): Op {
 }
 
 export const nop: Op = () => {}
-

@@ -9,7 +9,7 @@ export type Op = (c: Cpu) => void
 export type Compiler = (insn: Instruction) => Op
 
 /** Per-instruction facts the block builder needs besides the op. */
-export const enum OpTraits {
+export enum OpTraits {
   /** Sets RIP itself: must be the last op of a block. */
   Branch = 1,
   /** Must end its block although it falls through (mode, flag or code changes). */

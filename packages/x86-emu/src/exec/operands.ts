@@ -33,7 +33,8 @@ export function compileEa(insn: Instruction): Ea {
   if (seg === 'fs') return (c) => wrap64(ea(c) + c.fsBase)
   if (seg === 'gs') return (c) => wrap64(ea(c) + c.gsBase)
   // References through RSP or RBP use SS: a non-canonical one is #SS(0), not #GP(0).
-  if ((m.base === 4 || m.base === 5) && !m.ripRelative && insn.addressSize === 8) return (c) => checkStackAddress(ea(c))
+  if ((m.base === 4 || m.base === 5) && !m.ripRelative && insn.addressSize === 8)
+    return (c) => checkStackAddress(ea(c))
   return ea
 }
 

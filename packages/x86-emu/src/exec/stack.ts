@@ -67,10 +67,11 @@ export function compilePush(insn: Instruction): Op {
     src = (c) => (fs ? c.fsSel : c.gsSel)
   } else {
     const rd = readRm(insn, size)
-    if (size === 8) return (c) => {
-      const lo = rd(c)
-      push64(c, lo, c.th)
-    }
+    if (size === 8)
+      return (c) => {
+        const lo = rd(c)
+        push64(c, lo, c.th)
+      }
     src = rd
   }
   return (c) => push16(c, src(c))

@@ -8,8 +8,25 @@ import { CpuFault, SoftwareInterrupt, Unimplemented, Vector } from '../cpu/excep
 import { arithFlags, FK_EAGER } from '../cpu/flags.js'
 import { iretq } from '../cpu/interrupts.js'
 import {
-  ARITH_FLAGS, CR4_PGE, DR6_FIXED, EFER_LMA, EFER_SCE, IF, IOPL, MSR_CSTAR, MSR_EFER, MSR_FMASK, MSR_FS_BASE,
-  MSR_GS_BASE, MSR_KERNEL_GS_BASE, MSR_LSTAR, MSR_STAR, MSR_TSC, MSR_TSC_AUX, RF, RFLAGS_FIXED,
+  ARITH_FLAGS,
+  CR4_PGE,
+  DR6_FIXED,
+  EFER_LMA,
+  EFER_SCE,
+  IF,
+  IOPL,
+  MSR_CSTAR,
+  MSR_EFER,
+  MSR_FMASK,
+  MSR_FS_BASE,
+  MSR_GS_BASE,
+  MSR_KERNEL_GS_BASE,
+  MSR_LSTAR,
+  MSR_STAR,
+  MSR_TSC,
+  MSR_TSC_AUX,
+  RF,
+  RFLAGS_FIXED,
 } from '../cpu/registers.js'
 import type { Instruction } from '../decoder/instruction.js'
 import { cpuid } from './cpuid.js'
@@ -49,14 +66,16 @@ export function compileSyscall(insn: Instruction): Op {
 
 /** 0F 07 sysretq. */
 export function compileSysret(insn: Instruction): Op {
-  if (!insn.rexW) return () => {
-    throw new Unimplemented('sysret to compatibility mode')
-  }
+  if (!insn.rexW)
+    return () => {
+      throw new Unimplemented('sysret to compatibility mode')
+    }
   return (c) => {
     if ((c.efer & EFER_SCE) === 0) throw new CpuFault(Vector.UD, 0, 0, 'sysret with EFER.SCE clear')
     requireCpl0(c, 'sysret')
     const target = c.r[3] * TWO_32 + (c.r[2] >>> 0)
-    if (!(target >= -0x8000_0000_0000 && target < 0x8000_0000_0000)) throw new CpuFault(Vector.GP, 0, 0, 'sysret to a non-canonical RCX')
+    if (!(target >= -0x8000_0000_0000 && target < 0x8000_0000_0000))
+      throw new CpuFault(Vector.GP, 0, 0, 'sysret to a non-canonical RCX')
     c.eflags = (c.r[22] & 0x3c7fd7) | RFLAGS_FIXED
     c.fop = FK_EAGER
     const sel = Number((c.star >> 48n) & 0xffffn)
@@ -70,9 +89,10 @@ export function compileSysret(insn: Instruction): Op {
 
 /** CF iretq (the 32-bit form is not supported in long mode here). */
 export function compileIret(insn: Instruction): Op {
-  if (!insn.rexW) return () => {
-    throw new Unimplemented('iretd (32-bit iret) in 64-bit mode')
-  }
+  if (!insn.rexW)
+    return () => {
+      throw new Unimplemented('iretd (32-bit iret) in 64-bit mode')
+    }
   return (c) => {
     const before = c.cpl
     iretq(c)
@@ -82,12 +102,14 @@ export function compileIret(insn: Instruction): Op {
 
 /** CC int3, CD int n, F1 int1. */
 export function compileInt(insn: Instruction): Op {
-  if (insn.opcode === 0xcc) return () => {
-    throw new SoftwareInterrupt(Vector.BP)
-  }
-  if (insn.opcode === 0xf1) return () => {
-    throw new CpuFault(Vector.DB, 0, 0, 'int1', true)
-  }
+  if (insn.opcode === 0xcc)
+    return () => {
+      throw new SoftwareInterrupt(Vector.BP)
+    }
+  if (insn.opcode === 0xf1)
+    return () => {
+      throw new CpuFault(Vector.DB, 0, 0, 'int1', true)
+    }
   const vector = insn.immediate & 0xff
   return () => {
     throw new SoftwareInterrupt(vector)
@@ -157,16 +179,26 @@ function bigToLinear(v: bigint): number {
 
 export function readMsr(c: Cpu, msr: number): bigint {
   switch (msr) {
-    case MSR_EFER: return BigInt(c.efer >>> 0)
-    case MSR_STAR: return c.star
-    case MSR_LSTAR: return linearToBig(c.lstar)
-    case MSR_CSTAR: return linearToBig(c.cstar)
-    case MSR_FMASK: return BigInt(c.fmask >>> 0)
-    case MSR_FS_BASE: return linearToBig(c.fsBase)
-    case MSR_GS_BASE: return linearToBig(c.gsBase)
-    case MSR_KERNEL_GS_BASE: return linearToBig(c.kernelGsBase)
-    case MSR_TSC: return c.host.readTsc(c)
-    case MSR_TSC_AUX: return BigInt(c.tscAux >>> 0)
+    case MSR_EFER:
+      return BigInt(c.efer >>> 0)
+    case MSR_STAR:
+      return c.star
+    case MSR_LSTAR:
+      return linearToBig(c.lstar)
+    case MSR_CSTAR:
+      return linearToBig(c.cstar)
+    case MSR_FMASK:
+      return BigInt(c.fmask >>> 0)
+    case MSR_FS_BASE:
+      return linearToBig(c.fsBase)
+    case MSR_GS_BASE:
+      return linearToBig(c.gsBase)
+    case MSR_KERNEL_GS_BASE:
+      return linearToBig(c.kernelGsBase)
+    case MSR_TSC:
+      return c.host.readTsc(c)
+    case MSR_TSC_AUX:
+      return BigInt(c.tscAux >>> 0)
   }
   const v = c.msrs.get(msr)
   if (v === undefined) throw new CpuFault(Vector.GP, 0, 0, `rdmsr of unknown MSR 0x${msr.toString(16)}`)
@@ -176,7 +208,8 @@ export function readMsr(c: Cpu, msr: number): bigint {
 export function writeMsr(c: Cpu, msr: number, v: bigint): void {
   const canonical = (x: bigint) => {
     const n = bigToLinear(x)
-    if (!(n >= -0x8000_0000_0000 && n < 0x8000_0000_0000)) throw new CpuFault(Vector.GP, 0, 0, 'non-canonical MSR value')
+    if (!(n >= -0x8000_0000_0000 && n < 0x8000_0000_0000))
+      throw new CpuFault(Vector.GP, 0, 0, 'non-canonical MSR value')
     return n
   }
   switch (msr) {
@@ -184,14 +217,30 @@ export function writeMsr(c: Cpu, msr: number, v: bigint): void {
       c.efer = (Number(v & 0xffffn) & ~EFER_LMA) | EFER_LMA
       c.flushTlb()
       return
-    case MSR_STAR: c.star = v; return
-    case MSR_LSTAR: c.lstar = canonical(v); return
-    case MSR_CSTAR: c.cstar = canonical(v); return
-    case MSR_FMASK: c.fmask = Number(v & 0xffff_ffffn) | 0; return
-    case MSR_FS_BASE: c.fsBase = canonical(v); return
-    case MSR_GS_BASE: c.gsBase = canonical(v); return
-    case MSR_KERNEL_GS_BASE: c.kernelGsBase = canonical(v); return
-    case MSR_TSC_AUX: c.tscAux = Number(v & 0xffff_ffffn) | 0; return
+    case MSR_STAR:
+      c.star = v
+      return
+    case MSR_LSTAR:
+      c.lstar = canonical(v)
+      return
+    case MSR_CSTAR:
+      c.cstar = canonical(v)
+      return
+    case MSR_FMASK:
+      c.fmask = Number(v & 0xffff_ffffn) | 0
+      return
+    case MSR_FS_BASE:
+      c.fsBase = canonical(v)
+      return
+    case MSR_GS_BASE:
+      c.gsBase = canonical(v)
+      return
+    case MSR_KERNEL_GS_BASE:
+      c.kernelGsBase = canonical(v)
+      return
+    case MSR_TSC_AUX:
+      c.tscAux = Number(v & 0xffff_ffffn) | 0
+      return
   }
   c.msrs.set(msr, v)
 }
@@ -218,9 +267,10 @@ export function compileMovCr(insn: Instruction): Op {
   const cr = insn.reg
   const g = 2 * insn.rm
   const toCr = insn.opcode === 0x22
-  if (![0, 2, 3, 4, 8].includes(cr)) return () => {
-    throw new CpuFault(Vector.UD, 0, 0, `mov cr${cr}`)
-  }
+  if (![0, 2, 3, 4, 8].includes(cr))
+    return () => {
+      throw new CpuFault(Vector.UD, 0, 0, `mov cr${cr}`)
+    }
   return (c) => {
     requireCpl0(c, 'mov cr')
     if (!toCr) {
@@ -256,9 +306,10 @@ export function compileMovDr(insn: Instruction): Op {
   let dr = insn.reg
   if (dr === 4 || dr === 5) dr += 2
   const toDr = insn.opcode === 0x23
-  if (dr > 7) return () => {
-    throw new CpuFault(Vector.UD, 0, 0, `mov dr${dr}`)
-  }
+  if (dr > 7)
+    return () => {
+      throw new CpuFault(Vector.UD, 0, 0, `mov dr${dr}`)
+    }
   return (c) => {
     requireCpl0(c, 'mov dr')
     if (!toDr) {

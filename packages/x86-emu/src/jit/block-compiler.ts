@@ -27,7 +27,9 @@ export function blockSource(insns: readonly Instruction[]): string {
       lines.push(`c.ci=${k};ops[${k}](c);if(c.blockExit)return ${k + 1};`)
       return
     }
-    lines.push(`${tpl.mayFault ? `c.ci=${k};` : ''}${tpl.code}${tpl.mayWrite ? `if(c.blockExit)return ${k + 1};` : ''}`)
+    lines.push(
+      `${tpl.mayFault ? `c.ci=${k};` : ''}${tpl.code}${tpl.mayWrite ? `if(c.blockExit)return ${k + 1};` : ''}`,
+    )
   })
   lines.push(`return ${insns.length};`)
   return lines.join('\n')
@@ -37,10 +39,13 @@ export function blockSource(insns: readonly Instruction[]): string {
 export function compileBlock(insns: readonly Instruction[]): CompiledBlock | null {
   if (!available) return null
   try {
-    const make = new Function('rt', `return function block(c, ops) {\n${blockSource(insns)}\n}`) as (rt: JitRuntime) => CompiledBlock
+    const make = new Function('rt', `return function block(c, ops) {\n${blockSource(insns)}\n}`) as (
+      rt: JitRuntime,
+    ) => CompiledBlock
     return make(runtime)
   } catch (e) {
-    if (e instanceof SyntaxError) throw new Error(`block compiler produced invalid code: ${e.message}\n${blockSource(insns)}`)
+    if (e instanceof SyntaxError)
+      throw new Error(`block compiler produced invalid code: ${e.message}\n${blockSource(insns)}`)
     available = false
     return null
   }

@@ -2,8 +2,8 @@
 // the generated code closes over it (V8 then inlines the small ones).
 
 import { condition, getCF, szp, szp64 } from '../cpu/flags.js'
-import { checkStackAddress, wrap64 } from '../exec/operands.js'
 import { imul64 } from '../exec/muldiv.js'
+import { checkStackAddress, wrap64 } from '../exec/operands.js'
 import { pop64, push64 } from '../exec/stack.js'
 
 export const runtime = {

@@ -34,7 +34,9 @@ export function eaExpr(insn: Instruction): string | null {
   const X = 2 * m.index
   const s = m.scale
   if (insn.addressSize === 4) {
-    const parts = [m.base >= 0 ? `r[${B}]` : '', m.index >= 0 ? `r[${X}]*${s}` : '', String(d)].filter((x) => x !== '')
+    const parts = [m.base >= 0 ? `r[${B}]` : '', m.index >= 0 ? `r[${X}]*${s}` : '', String(d)].filter(
+      (x) => x !== '',
+    )
     e = `((${parts.join('+')})>>>0)`
   } else if (m.base >= 0 && m.index < 0) {
     e = `(t=(r[${B}]>>>0)+${d},((r[${B + 1}]+(t<0?-1:t>=${TWO_32}?1:0))|0)*${TWO_32}+(t>>>0))`
@@ -67,30 +69,74 @@ function aluBody(kind: number, size: number, write: boolean, D: number): string 
     let body: string
     let lazy: string
     switch (kind) {
-      case 0: body = 'const v=(a+b)|0;'; lazy = lazy32(FK_ADD | S32, 'a', 'b', 'v'); break
-      case 2: body = 'const ci=rt.getCF(c)?1:0,v=(a+b+ci)|0;'; lazy = `c.fop=ci?${FK_ADC | S32}:${FK_ADD | S32};c.fa=a;c.fb=b;c.fr=v;`; break
-      case 3: body = 'const ci=rt.getCF(c)?1:0,v=(a-b-ci)|0;'; lazy = `c.fop=ci?${FK_SBB | S32}:${FK_SUB | S32};c.fa=a;c.fb=b;c.fr=v;`; break
+      case 0:
+        body = 'const v=(a+b)|0;'
+        lazy = lazy32(FK_ADD | S32, 'a', 'b', 'v')
+        break
+      case 2:
+        body = 'const ci=rt.getCF(c)?1:0,v=(a+b+ci)|0;'
+        lazy = `c.fop=ci?${FK_ADC | S32}:${FK_ADD | S32};c.fa=a;c.fb=b;c.fr=v;`
+        break
+      case 3:
+        body = 'const ci=rt.getCF(c)?1:0,v=(a-b-ci)|0;'
+        lazy = `c.fop=ci?${FK_SBB | S32}:${FK_SUB | S32};c.fa=a;c.fb=b;c.fr=v;`
+        break
       case 5:
-      case 7: body = 'const v=(a-b)|0;'; lazy = lazy32(FK_SUB | S32, 'a', 'b', 'v'); break
-      case 4: body = 'const v=a&b;'; lazy = `c.fop=${FK_LOGIC | S32};c.fr=v;`; break
-      case 1: body = 'const v=a|b;'; lazy = `c.fop=${FK_LOGIC | S32};c.fr=v;`; break
-      case 6: body = 'const v=a^b;'; lazy = `c.fop=${FK_LOGIC | S32};c.fr=v;`; break
-      default: return null
+      case 7:
+        body = 'const v=(a-b)|0;'
+        lazy = lazy32(FK_SUB | S32, 'a', 'b', 'v')
+        break
+      case 4:
+        body = 'const v=a&b;'
+        lazy = `c.fop=${FK_LOGIC | S32};c.fr=v;`
+        break
+      case 1:
+        body = 'const v=a|b;'
+        lazy = `c.fop=${FK_LOGIC | S32};c.fr=v;`
+        break
+      case 6:
+        body = 'const v=a^b;'
+        lazy = `c.fop=${FK_LOGIC | S32};c.fr=v;`
+        break
+      default:
+        return null
     }
     return `const a=r[${2 * D}];${body}${write ? `r[${2 * D}]=v;r[${2 * D + 1}]=0;` : ''}${lazy}`
   }
   let body: string
   let lazy: string
   switch (kind) {
-    case 0: body = `const s=(a>>>0)+(b>>>0),v=s|0,vh=(ah+bh+(s>4294967295?1:0))|0;`; lazy = lazy64(FK_ADD | S64); break
-    case 2: body = `const ci=rt.getCF(c)?1:0,s=(a>>>0)+(b>>>0)+ci,v=s|0,vh=(ah+bh+(s>4294967295?1:0))|0;`; lazy = `c.fop=ci?${FK_ADC | S64}:${FK_ADD | S64};c.fa=a;c.fah=ah;c.fb=b;c.fbh=bh;c.fr=v;c.frh=vh;`; break
-    case 3: body = `const ci=rt.getCF(c)?1:0,s=(a>>>0)-(b>>>0)-ci,v=s|0,vh=(ah-bh-(s<0?1:0))|0;`; lazy = `c.fop=ci?${FK_SBB | S64}:${FK_SUB | S64};c.fa=a;c.fah=ah;c.fb=b;c.fbh=bh;c.fr=v;c.frh=vh;`; break
+    case 0:
+      body = `const s=(a>>>0)+(b>>>0),v=s|0,vh=(ah+bh+(s>4294967295?1:0))|0;`
+      lazy = lazy64(FK_ADD | S64)
+      break
+    case 2:
+      body = `const ci=rt.getCF(c)?1:0,s=(a>>>0)+(b>>>0)+ci,v=s|0,vh=(ah+bh+(s>4294967295?1:0))|0;`
+      lazy = `c.fop=ci?${FK_ADC | S64}:${FK_ADD | S64};c.fa=a;c.fah=ah;c.fb=b;c.fbh=bh;c.fr=v;c.frh=vh;`
+      break
+    case 3:
+      body = `const ci=rt.getCF(c)?1:0,s=(a>>>0)-(b>>>0)-ci,v=s|0,vh=(ah-bh-(s<0?1:0))|0;`
+      lazy = `c.fop=ci?${FK_SBB | S64}:${FK_SUB | S64};c.fa=a;c.fah=ah;c.fb=b;c.fbh=bh;c.fr=v;c.frh=vh;`
+      break
     case 5:
-    case 7: body = `const s=(a>>>0)-(b>>>0),v=s|0,vh=(ah-bh-(s<0?1:0))|0;`; lazy = lazy64(FK_SUB | S64); break
-    case 4: body = 'const v=a&b,vh=ah&bh;'; lazy = `c.fop=${FK_LOGIC | S64};c.fr=v;c.frh=vh;`; break
-    case 1: body = 'const v=a|b,vh=ah|bh;'; lazy = `c.fop=${FK_LOGIC | S64};c.fr=v;c.frh=vh;`; break
-    case 6: body = 'const v=a^b,vh=ah^bh;'; lazy = `c.fop=${FK_LOGIC | S64};c.fr=v;c.frh=vh;`; break
-    default: return null
+    case 7:
+      body = `const s=(a>>>0)-(b>>>0),v=s|0,vh=(ah-bh-(s<0?1:0))|0;`
+      lazy = lazy64(FK_SUB | S64)
+      break
+    case 4:
+      body = 'const v=a&b,vh=ah&bh;'
+      lazy = `c.fop=${FK_LOGIC | S64};c.fr=v;c.frh=vh;`
+      break
+    case 1:
+      body = 'const v=a|b,vh=ah|bh;'
+      lazy = `c.fop=${FK_LOGIC | S64};c.fr=v;c.frh=vh;`
+      break
+    case 6:
+      body = 'const v=a^b,vh=ah^bh;'
+      lazy = `c.fop=${FK_LOGIC | S64};c.fr=v;c.frh=vh;`
+      break
+    default:
+      return null
   }
   return `const a=r[${2 * D}],ah=r[${2 * D + 1}];${body}${write ? `r[${2 * D}]=v;r[${2 * D + 1}]=vh;` : ''}${lazy}`
 }
@@ -121,7 +167,11 @@ function alu(insn: Instruction): Template | null {
   if (o < 0x40 && (o & 7) === 1 && insn.mod === 3) {
     kind = o >> 3
     D = insn.rm
-    src = { code: size === 8 ? `const b=r[${2 * insn.reg}],bh=r[${2 * insn.reg + 1}];` : `const b=r[${2 * insn.reg}];`, mem: false }
+    src = {
+      code:
+        size === 8 ? `const b=r[${2 * insn.reg}],bh=r[${2 * insn.reg + 1}];` : `const b=r[${2 * insn.reg}];`,
+      mem: false,
+    }
   } else if (o < 0x40 && (o & 7) === 3) {
     kind = o >> 3
     D = reg(insn)
@@ -165,17 +215,26 @@ function mov(insn: Instruction): Template | null {
     const R = 2 * insn.reg
     if (insn.mod === 3) {
       const [D, S] = o === 0x89 ? [2 * insn.rm, R] : [R, 2 * insn.rm]
-      return { code: size === 8 ? `r[${D}]=r[${S}];r[${D + 1}]=r[${S + 1}];` : `r[${D}]=r[${S}];r[${D + 1}]=0;`, mayFault: false, mayWrite: false }
+      return {
+        code: size === 8 ? `r[${D}]=r[${S}];r[${D + 1}]=r[${S + 1}];` : `r[${D}]=r[${S}];r[${D + 1}]=0;`,
+        mayFault: false,
+        mayWrite: false,
+      }
     }
     const ea = eaExpr(insn)
     if (o === 0x8b) {
       return {
-        code: size === 8 ? `r[${R}]=c.read64(${ea});r[${R + 1}]=c.th;` : `r[${R}]=c.read32(${ea});r[${R + 1}]=0;`,
+        code:
+          size === 8 ? `r[${R}]=c.read64(${ea});r[${R + 1}]=c.th;` : `r[${R}]=c.read32(${ea});r[${R + 1}]=0;`,
         mayFault: true,
         mayWrite: false,
       }
     }
-    return { code: size === 8 ? `c.write64(${ea},r[${R}],r[${R + 1}]);` : `c.write32(${ea},r[${R}]);`, mayFault: true, mayWrite: true }
+    return {
+      code: size === 8 ? `c.write64(${ea},r[${R}],r[${R + 1}]);` : `c.write32(${ea},r[${R}]);`,
+      mayFault: true,
+      mayWrite: true,
+    }
   }
   if ((o === 0x88 || o === 0x8a) && insn.mod !== 3 && (insn.rex !== 0 || insn.reg < 4)) {
     const R = 2 * insn.reg
@@ -185,23 +244,37 @@ function mov(insn: Instruction): Template | null {
   }
   if (o >= 0xb8 && o <= 0xbf && (size === 4 || size === 8)) {
     const D = 2 * ((o & 7) | (insn.rexB ? 8 : 0))
-    if (size === 4) return { code: `r[${D}]=${insn.immediate | 0};r[${D + 1}]=0;`, mayFault: false, mayWrite: false }
+    if (size === 4)
+      return { code: `r[${D}]=${insn.immediate | 0};r[${D + 1}]=0;`, mayFault: false, mayWrite: false }
     const b = BigInt.asUintN(64, insn.immediateSize === 8 ? insn.immediateBig : BigInt(insn.immediate))
-    return { code: `r[${D}]=${Number(b & 0xffffffffn) | 0};r[${D + 1}]=${Number(b >> 32n) | 0};`, mayFault: false, mayWrite: false }
+    return {
+      code: `r[${D}]=${Number(b & 0xffffffffn) | 0};r[${D + 1}]=${Number(b >> 32n) | 0};`,
+      mayFault: false,
+      mayWrite: false,
+    }
   }
   if (o === 0xc7 && (insn.reg & 7) === 0 && (size === 4 || size === 8)) {
     const v = insn.immediate | 0
     const hi = size === 8 && v < 0 ? -1 : 0
-    if (insn.mod === 3) return { code: `r[${2 * insn.rm}]=${v};r[${2 * insn.rm + 1}]=${hi};`, mayFault: false, mayWrite: false }
+    if (insn.mod === 3)
+      return { code: `r[${2 * insn.rm}]=${v};r[${2 * insn.rm + 1}]=${hi};`, mayFault: false, mayWrite: false }
     const ea = eaExpr(insn)
-    return { code: size === 8 ? `c.write64(${ea},${v},${hi});` : `c.write32(${ea},${v});`, mayFault: true, mayWrite: true }
+    return {
+      code: size === 8 ? `c.write64(${ea},${v},${hi});` : `c.write32(${ea},${v});`,
+      mayFault: true,
+      mayWrite: true,
+    }
   }
   if (o === 0x8d && (size === 8 || size === 4)) {
     const m = memOperand(insn)
     const R = 2 * insn.reg
     if (m.ripRelative) {
       const t = insn.address + insn.length + m.displacement
-      return { code: `r[${R}]=${t | 0};r[${R + 1}]=${size === 8 ? Math.floor(t / TWO_32) | 0 : 0};`, mayFault: false, mayWrite: false }
+      return {
+        code: `r[${R}]=${t | 0};r[${R + 1}]=${size === 8 ? Math.floor(t / TWO_32) | 0 : 0};`,
+        mayFault: false,
+        mayWrite: false,
+      }
     }
     if (insn.addressSize === 4) return null
     const d = m.displacement
@@ -216,7 +289,11 @@ function mov(insn: Instruction): Template | null {
       hi += `+r[${2 * m.index + 1}]*${m.scale}`
     }
     if (size === 4) return { code: `r[${R}]=(${lo})|0;r[${R + 1}]=0;`, mayFault: false, mayWrite: false }
-    return { code: `t=${lo};r[${R + 1}]=(${hi}+Math.floor(t/${TWO_32}))|0;r[${R}]=t|0;`, mayFault: false, mayWrite: false }
+    return {
+      code: `t=${lo};r[${R + 1}]=(${hi}+Math.floor(t/${TWO_32}))|0;r[${R}]=t|0;`,
+      mayFault: false,
+      mayWrite: false,
+    }
   }
   return null
 }
@@ -230,7 +307,10 @@ function extend(insn: Instruction): Template | null {
   if (insn.map === 0 && insn.opcode === 0x63) {
     srcSize = 4
     signed = true
-  } else if (insn.map === 1 && (insn.opcode === 0xb6 || insn.opcode === 0xb7 || insn.opcode === 0xbe || insn.opcode === 0xbf)) {
+  } else if (
+    insn.map === 1 &&
+    (insn.opcode === 0xb6 || insn.opcode === 0xb7 || insn.opcode === 0xbe || insn.opcode === 0xbf)
+  ) {
     srcSize = insn.opcode & 1 ? 2 : 1
     signed = insn.opcode >= 0xbe
   } else return null
@@ -255,12 +335,14 @@ function incDec(insn: Instruction): Template | null {
   const D = 2 * insn.rm
   const fop = (dec ? FK_DEC : FK_INC) | (size === 8 ? S64 : S32)
   if (size === 4) {
-    return { code: `{c.fcf=rt.getCF(c)?1:0;const a=r[${D}],v=(a${dec ? '-' : '+'}1)|0;r[${D}]=v;r[${D + 1}]=0;${lazy32(fop, 'a', '1', 'v')}}`, mayFault: false, mayWrite: false }
+    return {
+      code: `{c.fcf=rt.getCF(c)?1:0;const a=r[${D}],v=(a${dec ? '-' : '+'}1)|0;r[${D}]=v;r[${D + 1}]=0;${lazy32(fop, 'a', '1', 'v')}}`,
+      mayFault: false,
+      mayWrite: false,
+    }
   }
   if (size !== 8) return null
-  const body = dec
-    ? `const v=(a-1)|0,vh=a===0?(ah-1)|0:ah;`
-    : `const v=(a+1)|0,vh=a===-1?(ah+1)|0:ah;`
+  const body = dec ? `const v=(a-1)|0,vh=a===0?(ah-1)|0:ah;` : `const v=(a+1)|0,vh=a===-1?(ah+1)|0:ah;`
   return {
     code: `{c.fcf=rt.getCF(c)?1:0;const a=r[${D}],ah=r[${D + 1}],b=1,bh=0;${body}r[${D}]=v;r[${D + 1}]=vh;${lazy64(fop)}}`,
     mayFault: false,
@@ -335,7 +417,11 @@ function imul32(insn: Instruction): Template | null {
     if (src === null) return null
     const R = 2 * insn.reg
     const x = insn.map === 1 ? `r[${R}],r[${R + 1}]` : `${insn.immediate | 0},${insn.immediate < 0 ? -1 : 0}`
-    return { code: `{${src.code}r[${R}]=rt.imul64(c,${x},b,bh);r[${R + 1}]=c.th;}`, mayFault: src.mem, mayWrite: false }
+    return {
+      code: `{${src.code}r[${R}]=rt.imul64(c,${x},b,bh);r[${R + 1}]=c.th;}`,
+      mayFault: src.mem,
+      mayWrite: false,
+    }
   }
   if (insn.operandSize !== 4) return null
   const src = srcFromRm(insn, 4)
@@ -365,10 +451,17 @@ export function condExpr(cc: number): string {
     15: '(c.fah>c.fbh||(c.fah===c.fbh&&c.fa>>>0>c.fb>>>0))',
   }
   const sub32: Record<number, string> = {
-    2: 'c.fa>>>0<c.fb>>>0', 3: 'c.fa>>>0>=c.fb>>>0', 6: 'c.fa>>>0<=c.fb>>>0', 7: 'c.fa>>>0>c.fb>>>0',
-    12: 'c.fa<c.fb', 13: 'c.fa>=c.fb', 14: 'c.fa<=c.fb', 15: 'c.fa>c.fb',
+    2: 'c.fa>>>0<c.fb>>>0',
+    3: 'c.fa>>>0>=c.fb>>>0',
+    6: 'c.fa>>>0<=c.fb>>>0',
+    7: 'c.fa>>>0>c.fb>>>0',
+    12: 'c.fa<c.fb',
+    13: 'c.fa>=c.fb',
+    14: 'c.fa<=c.fb',
+    15: 'c.fa>c.fb',
   }
-  if (sub64[cc]) return `(c.fop===${FK_SUB | S64}?${sub64[cc]}:c.fop===${FK_SUB | S32}?${sub32[cc]}:rt.cond(c,${cc}))`
+  if (sub64[cc])
+    return `(c.fop===${FK_SUB | S64}?${sub64[cc]}:c.fop===${FK_SUB | S32}?${sub32[cc]}:rt.cond(c,${cc}))`
   return `rt.cond(c,${cc})`
 }
 
@@ -377,12 +470,20 @@ function branch(insn: Instruction): Template | null {
   const t = insn.branchTarget
   const canonical = (v: number) => v >= -0x8000_0000_0000 && v < 0x8000_0000_0000
   if (t === null || !canonical(t) || insn.operandSize === 2) return null
-  if ((insn.map === 0 && insn.opcode >= 0x70 && insn.opcode <= 0x7f) || (insn.map === 1 && insn.opcode >= 0x80 && insn.opcode <= 0x8f)) {
+  if (
+    (insn.map === 0 && insn.opcode >= 0x70 && insn.opcode <= 0x7f) ||
+    (insn.map === 1 && insn.opcode >= 0x80 && insn.opcode <= 0x8f)
+  ) {
     return { code: `c.rip=${condExpr(insn.opcode & 15)}?${t}:${next};`, mayFault: false, mayWrite: false }
   }
-  if (insn.map === 0 && (insn.opcode === 0xe9 || insn.opcode === 0xeb)) return { code: `c.rip=${t};`, mayFault: false, mayWrite: false }
+  if (insn.map === 0 && (insn.opcode === 0xe9 || insn.opcode === 0xeb))
+    return { code: `c.rip=${t};`, mayFault: false, mayWrite: false }
   if (insn.map === 0 && insn.opcode === 0xe8) {
-    return { code: `rt.push64(c,${next | 0},${Math.floor(next / TWO_32) | 0});c.rip=${t};`, mayFault: true, mayWrite: true }
+    return {
+      code: `rt.push64(c,${next | 0},${Math.floor(next / TWO_32) | 0});c.rip=${t};`,
+      mayFault: true,
+      mayWrite: true,
+    }
   }
   return null
 }
@@ -395,7 +496,16 @@ export function template(insn: Instruction): Template | null {
     if (o < 0x40 || o === 0x81 || o === 0x83 || o === 0x85 || o === 0xa9 || o === 0xf7) return alu(insn)
     if (o === 0xc1 || o === 0xd1) return shiftImm(insn)
     if (o === 0x69 || o === 0x6b) return imul32(insn)
-    if (o === 0x89 || o === 0x8b || o === 0x88 || o === 0x8a || o === 0xc7 || o === 0x8d || (o >= 0xb8 && o <= 0xbf)) return mov(insn)
+    if (
+      o === 0x89 ||
+      o === 0x8b ||
+      o === 0x88 ||
+      o === 0x8a ||
+      o === 0xc7 ||
+      o === 0x8d ||
+      (o >= 0xb8 && o <= 0xbf)
+    )
+      return mov(insn)
     if (o === 0x63) return extend(insn)
     if (o === 0xff) return incDec(insn)
     if (o >= 0x50 && o <= 0x5f) return stack(insn)

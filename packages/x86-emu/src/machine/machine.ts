@@ -7,15 +7,15 @@
 // TSC is guest cycles. The same inputs give the same run.
 
 import { formatLinear } from '../address.js'
-import { type Cpu as CpuType, Cpu, type CpuHost } from '../cpu/cpu.js'
+import { Cpu, type CpuHost, type Cpu as CpuType } from '../cpu/cpu.js'
 import { checkExecBreakpoint } from '../cpu/debug.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
 import { DR6_BS, IF, RF, TF } from '../cpu/registers.js'
 import { type Block, buildBlock } from '../exec/block.js'
 import { compileBlock } from '../jit/block-compiler.js'
-import { TLB_MASK } from '../memory/tlb.js'
 import { FrameAllocator } from '../memory/frame-allocator.js'
 import { PhysicalMemory } from '../memory/physical-memory.js'
+import { TLB_MASK } from '../memory/tlb.js'
 import { CodeCache } from './code-cache.js'
 import { type CostModel, CpuCounters, DEFAULT_COSTS } from './cost-model.js'
 import { deliver, describeTrap, eventFromFault, type TrapEvent, type TrapHandler } from './traps.js'
@@ -39,7 +39,8 @@ export interface MachineOptions {
 }
 
 /** A host service: runs with the vCPU that executed vmcall; returns extra guest cycles to charge, if any. */
-export type Hypercall = (cpu: CpuType, machine: Machine) => number | undefined | void
+// biome-ignore lint/suspicious/noConfusingVoidType: services that charge nothing simply return nothing
+export type Hypercall = (cpu: CpuType, machine: Machine) => number | void
 
 export interface RunOptions {
   /** Stop after this many guest instructions in total (the runaway guard). */
@@ -201,7 +202,8 @@ export class Machine implements CpuHost {
     while (c.instructions < target) {
       if (timer !== null && k.cycles + c.instructions * this.costs.instruction >= this.nextTimer[c.id]) {
         const now = this.cycles(c.id)
-        this.nextTimer[c.id] += timer.period * Math.max(1, Math.ceil((now - this.nextTimer[c.id] + 1) / timer.period))
+        this.nextTimer[c.id] +=
+          timer.period * Math.max(1, Math.ceil((now - this.nextTimer[c.id] + 1) / timer.period))
         this.interrupt(c.id, timer.vector)
       }
       if (c.pendingInterrupts.length > 0 && (c.eflags & IF) !== 0 && !c.interruptShadow) {
@@ -253,10 +255,17 @@ export class Machine implements CpuHost {
     const vpn = Math.floor(rip / 4096)
     const t = c.tlb
     const i = vpn & TLB_MASK
-    const phys = t.vpn[i] === vpn && (t.bits[i] & c.xBit) !== 0 ? t.phys[i] + (rip & 0xfff) : c.translate(rip, 2, c.cpl === 3)
+    const phys =
+      t.vpn[i] === vpn && (t.bits[i] & c.xBit) !== 0
+        ? t.phys[i] + (rip & 0xfff)
+        : c.translate(rip, 2, c.cpl === 3)
     let b = this.codeCache.lookup(phys, rip)
     // A block whose last instruction spills onto the next page is only good while that page maps the same frame.
-    if (b !== undefined && b.frames.length > 1 && c.translate(rip - (rip & 0xfff) + 4096, 2, c.cpl === 3) !== b.frames[1] * 4096) {
+    if (
+      b !== undefined &&
+      b.frames.length > 1 &&
+      c.translate(rip - (rip & 0xfff) + 4096, 2, c.cpl === 3) !== b.frames[1] * 4096
+    ) {
       b = undefined
     }
     if (b === undefined) {
@@ -322,7 +331,14 @@ export class Machine implements CpuHost {
     if (c.pendingDataHits !== 0 || (stepping && i > 0)) {
       c.dr6 = (c.dr6 & ~0xf) | c.pendingDataHits | (stepping ? DR6_BS : 0)
       c.pendingDataHits = 0
-      this.raise(c, { vector: Vector.DB, errorCode: 0, address: 0, kind: 'trap', software: false, detail: stepping ? 'single-step' : 'data breakpoint' })
+      this.raise(c, {
+        vector: Vector.DB,
+        errorCode: 0,
+        address: 0,
+        kind: 'trap',
+        software: false,
+        detail: stepping ? 'single-step' : 'data breakpoint',
+      })
       return false
     }
     return i === b.length
@@ -331,7 +347,10 @@ export class Machine implements CpuHost {
   /** An instruction of block b (index Cpu.ci) raised e: account for the completed ones and deliver. */
   private faulted(c: Cpu, b: Block, e: unknown): false {
     if (!(e instanceof CpuFault)) {
-      throw new Error(`host error executing at ${formatLinear(b.ips[c.ci])}: ${e instanceof Error ? e.message : String(e)}`, { cause: e })
+      throw new Error(
+        `host error executing at ${formatLinear(b.ips[c.ci])}: ${e instanceof Error ? e.message : String(e)}`,
+        { cause: e },
+      )
     }
     let i = c.ci
     // A trap (int3, int n) reports the next instruction, a fault the instruction itself.

@@ -60,6 +60,13 @@ export function deliver(c: Cpu, ev: TrapEvent): string | null {
       // int n through a gate the caller may not use: #GP instead, delivered normally.
       return deliver(c, { ...ev, vector: Vector.GP, errorCode: e.errorCode, software: false, kind: 'fault' })
     }
-    return deliver(c, { vector: Vector.DF, errorCode: 0, address: 0, kind: 'fault', software: false, detail: `during ${describeTrap(ev)}` })
+    return deliver(c, {
+      vector: Vector.DF,
+      errorCode: 0,
+      address: 0,
+      kind: 'fault',
+      software: false,
+      detail: `during ${describeTrap(ev)}`,
+    })
   }
 }

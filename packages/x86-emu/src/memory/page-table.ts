@@ -147,7 +147,12 @@ export class AddressSpace {
         let va = base + i * 2 ** (PAGE_SHIFT + 9 * level)
         if (level === 3 && i >= 256) va -= TWO_48
         const next = lo & ADDR_MASK_LO
-        if (level === 0) fn(va, { frame: next >>> PAGE_SHIFT, flags: bitsToPageFlags(lo, this.memory.read32(e + 4)), ptePhys: e })
+        if (level === 0)
+          fn(va, {
+            frame: next >>> PAGE_SHIFT,
+            flags: bitsToPageFlags(lo, this.memory.read32(e + 4)),
+            ptePhys: e,
+          })
         else walk(next >>> 0, level - 1, va)
       }
     }

@@ -19,7 +19,8 @@ export class PhysicalMemory {
   private codeWriteListener: CodeWriteListener | null = null
 
   constructor(size: number) {
-    if (size % PAGE_SIZE !== 0 || size <= 0) throw new RangeError(`memory size must be a positive multiple of ${PAGE_SIZE}`)
+    if (size % PAGE_SIZE !== 0 || size <= 0)
+      throw new RangeError(`memory size must be a positive multiple of ${PAGE_SIZE}`)
     if (size > 0x8000_0000) throw new RangeError('physical memory is limited to 2 GiB')
     this.size = size
     this.bytes = new Uint8Array(size)

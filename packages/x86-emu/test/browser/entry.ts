@@ -4,7 +4,11 @@
 
 import { loadBare } from '../support/bare.js'
 
-export function runInBrowser(elf: number[]): { stdout: string; exitCode: number | null; instructions: number } {
+export function runInBrowser(elf: number[]): {
+  stdout: string
+  exitCode: number | null
+  instructions: number
+} {
   const { machine, out } = loadBare(Uint8Array.from(elf))
   machine.run({ maxInstructions: 1_000_000_000 })
   return { stdout: out.stdout, exitCode: out.exitCode, instructions: machine.totalInstructions() }

@@ -14,7 +14,10 @@ export const BARE_STACK_TOP = 0x7ffffff00000
 const STACK_SIZE = 1024 * 1024
 
 /** Load an ELF into a fresh machine; returns the machine ready to run. */
-export function loadBare(elf: Uint8Array, memorySize = 64 * 1024 * 1024): { machine: Machine; out: { stdout: string; exitCode: number | null } } {
+export function loadBare(
+  elf: Uint8Array,
+  memorySize = 64 * 1024 * 1024,
+): { machine: Machine; out: { stdout: string; exitCode: number | null } } {
   const { entry, segments } = readElf(elf)
   const m = new Machine({ memorySize })
   const space = new AddressSpace(m.memory, m.frames)
@@ -28,7 +31,11 @@ export function loadBare(elf: Uint8Array, memorySize = 64 * 1024 * 1024): { mach
         f = m.frames.alloc()
         pages.set(va, f)
       }
-      space.map(va, f, { user: true, writable: s.flags.w || space.lookup(va)?.flags.writable === true, nx: !s.flags.x })
+      space.map(va, f, {
+        user: true,
+        writable: s.flags.w || space.lookup(va)?.flags.writable === true,
+        nx: !s.flags.x,
+      })
     }
     for (let k = 0; k < s.data.length; k++) {
       const va = s.vaddr + k
@@ -71,4 +78,3 @@ export function runBare(elf: Uint8Array, opts: { maxInstructions?: number } = {}
   if (out.exitCode === null) throw new Error(`bare program did not exit: ${r.reason}: ${r.detail}`)
   return { exitCode: out.exitCode, stdout: out.stdout, instructions: machine.totalInstructions() }
 }
-

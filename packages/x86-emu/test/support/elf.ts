@@ -9,7 +9,8 @@ export interface LoadSegment {
 
 export function readElf(bytes: Uint8Array): { entry: number; segments: LoadSegment[] } {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (v.getUint32(0, false) !== 0x7f454c46 || bytes[4] !== 2 || bytes[5] !== 1) throw new Error('not a little-endian ELF64 file')
+  if (v.getUint32(0, false) !== 0x7f454c46 || bytes[4] !== 2 || bytes[5] !== 1)
+    throw new Error('not a little-endian ELF64 file')
   const entry = Number(v.getBigUint64(24, true))
   const phoff = Number(v.getBigUint64(32, true))
   const phentsize = v.getUint16(54, true)
@@ -23,7 +24,12 @@ export function readElf(bytes: Uint8Array): { entry: number; segments: LoadSegme
     const vaddr = Number(v.getBigUint64(o + 16, true))
     const filesz = Number(v.getBigUint64(o + 32, true))
     const memsz = Number(v.getBigUint64(o + 40, true))
-    segments.push({ vaddr, memsz, data: bytes.subarray(off, off + filesz), flags: { r: (flags & 4) !== 0, w: (flags & 2) !== 0, x: (flags & 1) !== 0 } })
+    segments.push({
+      vaddr,
+      memsz,
+      data: bytes.subarray(off, off + filesz),
+      flags: { r: (flags & 4) !== 0, w: (flags & 2) !== 0, x: (flags & 1) !== 0 },
+    })
   }
   return { entry, segments }
 }

@@ -1,7 +1,17 @@
 // Run a short instruction sequence at CPL 3 on a fresh machine: the
 // emulator side of the differential tests.
 
-import { AddressSpace, Machine, USER_CS, USER_SS, EFER_LMA, EFER_NXE, EFER_SCE, IF, Vector } from '../../src/index.js'
+import {
+  AddressSpace,
+  EFER_LMA,
+  EFER_NXE,
+  EFER_SCE,
+  IF,
+  Machine,
+  USER_CS,
+  USER_SS,
+  Vector,
+} from '../../src/index.js'
 
 export const FLAT_CODE_ADDRESS = 0x10000000n
 export const FLAT_DATA_ADDRESS = 0x20000000n
@@ -26,7 +36,11 @@ export interface FlatOutcome {
 }
 
 /** `jitThreshold` 0 runs the sequence through the block compiler, Infinity through the interpreter only. */
-export function runFlat(c: FlatCase, maxInstructions = 1_000_000, jitThreshold = Number.POSITIVE_INFINITY): FlatOutcome {
+export function runFlat(
+  c: FlatCase,
+  maxInstructions = 1_000_000,
+  jitThreshold = Number.POSITIVE_INFINITY,
+): FlatOutcome {
   if (c.code.length > 8192 - 16) throw new Error('flat code too long')
   const m = new Machine({ memorySize: 8 * 1024 * 1024, jitThreshold })
   const space = new AddressSpace(m.memory, m.frames)

@@ -3,7 +3,17 @@
 // guest exactly as on hardware.
 
 import {
-  AddressSpace, EFER_LMA, EFER_NXE, EFER_SCE, KERNEL_CS, KERNEL_SS, Machine, type MachineOptions, type PageFlags, USER_CS, USER_SS,
+  AddressSpace,
+  EFER_LMA,
+  EFER_NXE,
+  EFER_SCE,
+  KERNEL_CS,
+  KERNEL_SS,
+  Machine,
+  type MachineOptions,
+  type PageFlags,
+  USER_CS,
+  USER_SS,
 } from '../../src/index.js'
 
 export const KERNEL_BASE = -0x7f000000 // 0xffffffff81000000
