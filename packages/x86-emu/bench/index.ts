@@ -4,9 +4,10 @@
 
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { median, report, runBenchmarks } from '@probekit/bench'
+import { measure, median, report, runBenchmarks } from '@probekit/bench'
+import { tryDecode } from '../src/index.js'
 import { loadBare } from '../test/support/bare.js'
-import { patchGlobal32 } from '../test/support/elf.js'
+import { patchGlobal32, readElf } from '../test/support/elf.js'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
 const workload = (name: string) => readFileSync(`${here}../native/workloads/${name}-bare`)
@@ -28,7 +29,24 @@ function mips(elf: Uint8Array, jitThreshold?: number, runs = 3): number {
   return median(samples)
 }
 
+/** Decoder throughput: a linear sweep over the workload's executable segment. */
+function decodeNsPerInstruction(): number {
+  const text = readElf(workload('intmix')).segments.find((s) => s.flags.x)!
+  let count = 0
+  const sweep = () => {
+    count = 0
+    for (let off = 0; off < text.data.length; ) {
+      const r = tryDecode(text.data, text.vaddr + off, off)
+      off += r instanceof Error ? 1 : r.length
+      count++
+    }
+  }
+  const ms = measure(sweep, { warmup: 20, samples: 15 })
+  return (ms * 1e6) / count
+}
+
 const results = await runBenchmarks([
+  { name: 'decode: intmix text, linear sweep', unit: 'ns/insn', run: decodeNsPerInstruction },
   { name: 'intmix (crc, sort, hash): block compiler', unit: 'MIPS', run: () => mips(intmix) },
   {
     name: 'intmix (crc, sort, hash): interpreter only',
