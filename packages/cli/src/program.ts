@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander'
 import { CliError } from './cli-error.js'
 import { decodeCommand } from './commands/decode.js'
+import { runCommand } from './commands/run.js'
 import type { CliIo } from './io.js'
 import { packageVersion } from './version.js'
 
@@ -41,14 +42,48 @@ function createProgram(io: CliIo): Command {
     .addHelpText('after', '\nExample:\n  probekit decode --address 0xffffffff81000000 55 4889e5 cc c3')
     .action((hex: string[], options: { address: string }) => decodeCommand(hex, options, io))
 
+  program
+    .command('run')
+    .description('run a static x86-64 Linux executable under the probekit kernel')
+    .argument('<program>', 'the executable (static, x86-64 ELF)')
+    .argument('[args...]', 'its arguments (put -- before them when they start with -)')
+    .option('-c, --cpus <n>', 'number of virtual CPUs', '1')
+    .option(
+      '-m, --mount <dir>',
+      'make a host directory visible (read-only) at the same path; repeatable',
+      collect,
+      [],
+    )
+    .option('--max-instructions <n>', 'stop a runaway guest after this many instructions', '20000000000')
+    .option('--dmesg', 'print the kernel log (dmesg) to stderr at the end')
+    .passThroughOptions()
+    .addHelpText('after', '\nExample:\n  probekit run --cpus 2 -- ./hello')
+    .action(
+      (
+        prog: string,
+        args: string[],
+        options: { cpus: string; mount: string[]; maxInstructions: string; dmesg?: boolean },
+      ) => {
+        exitCode = runCommand(prog, args, options, io)
+      },
+    )
+
   return program
 }
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value]
+}
+
+/** Set by commands that end with the guest's status (probekit run). */
+let exitCode = 0
 
 /** Runs the CLI on `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
+    exitCode = 0
     await createProgram(io).parseAsync([...argv], { from: 'user' })
-    return 0
+    return exitCode
   } catch (error) {
     if (error instanceof CommanderError) {
       // Message already printed through outputError (or help/version shown).

@@ -1,2 +1,16 @@
-// Placeholder: this package's content arrives with its own issue (see shared/DESIGN.md).
-export {}
+// @probekit/kernel: a small Linux on @probekit/x86-emu, with a guest kernel
+// image of real x86-64 code.
+
+export * from './abi.js'
+export * from './elf.js'
+export * from './errno.js'
+export * from './exec-loader.js'
+export * from './files.js'
+export * from './guest-image.js'
+export * from './kallsyms.js'
+export * from './kernel.js'
+export * from './mm.js'
+export * from './printk.js'
+export { syscallName } from './syscalls.js'
+export * from './task.js'
+export * from './vfs.js'

@@ -1,0 +1,91 @@
+// probekit run [--cpus N] [--mount DIR] -- PROGRAM [ARGS...]: run a static
+// x86-64 Linux executable on the emulated machine under the probekit
+// kernel, with the host's stdio, and exit with the program's status.
+
+import { readFileSync, writeSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { checkExecutable, ElfError, Kernel } from '@probekit/kernel'
+import { CliError } from '../cli-error.js'
+import { readGuestImage } from '../guest-image.js'
+import { hostDirectory } from '../host-directory.js'
+import type { CliIo } from '../io.js'
+
+export interface RunOptions {
+  cpus: string
+  mount: string[]
+  maxInstructions: string
+  dmesg?: boolean
+}
+
+function positiveInt(text: string, what: string, max: number): number {
+  const n = Number(text)
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new CliError(`${what} must be an integer from 1 to ${max} (got '${text}')`)
+  return n
+}
+
+/** Where the program lives in the guest: its host path, made absolute from the guest's root for relative paths. */
+function guestPath(program: string): string {
+  return program.startsWith('/') ? program : `/${program.replace(/^(\.\/)+/, '')}`
+}
+
+export function runCommand(program: string, args: readonly string[], options: RunOptions, io: CliIo): number {
+  const cpus = positiveInt(options.cpus, '--cpus', 64)
+  const budget = Number(options.maxInstructions)
+  if (!(budget > 0))
+    throw new CliError(`--max-instructions must be positive (got '${options.maxInstructions}')`)
+  let bytes: Uint8Array
+  try {
+    bytes = new Uint8Array(readFileSync(program))
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    throw new CliError(
+      `${program}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : 'cannot read it'}`,
+    )
+  }
+  try {
+    checkExecutable(bytes)
+  } catch (e) {
+    if (e instanceof ElfError) throw new CliError(`${program}: ${e.message}`)
+    throw e
+  }
+  const kernel = new Kernel({
+    image: readGuestImage(),
+    cpus,
+    stdout: (d) => writeAll(1, d),
+    stderr: (d) => writeAll(2, d),
+    // Read the host's stdin only if the program reads its own.
+    stdin: () => {
+      try {
+        return new Uint8Array(readFileSync(0))
+      } catch {
+        return new Uint8Array(0)
+      }
+    },
+  })
+  for (const dir of options.mount) kernel.vfs.mountHost(resolve(dir), hostDirectory(resolve(dir)))
+  const path = guestPath(program)
+  kernel.vfs.writeFile(path, bytes)
+  kernel.boot()
+  kernel.spawn(
+    path,
+    [program, ...args],
+    Object.entries(process.env).map(([k, v]) => `${k}=${v}`),
+  )
+  const { result, exit } = kernel.run(budget)
+  if (options.dmesg) io.stderr.write(`${kernel.printk.text()}\n`)
+  for (const [nr, count] of kernel.unimplemented) {
+    io.stderr.write(`${io.colors.yellow('probekit:')} unimplemented syscall ${nr} called ${count} time(s)\n`)
+  }
+  if (exit) return exit.status
+  if (result.reason === 'budget')
+    throw new CliError(
+      `${program} ran past the instruction budget (${budget}); raise --max-instructions if it is not a runaway`,
+      1,
+    )
+  throw new CliError(`${program} did not exit: ${result.detail}`, 1)
+}
+
+function writeAll(fd: number, data: Uint8Array): void {
+  for (let off = 0; off < data.length; ) off += writeSync(fd, data, off)
+}

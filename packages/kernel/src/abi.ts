@@ -1,0 +1,107 @@
+// The guest kernel ABI (see ../ABI.md), host side. guest/include/abi.h mirrors
+// these numbers; test/abi.test.ts checks that the two agree.
+
+export const KERNEL_PHYS_BASE = 0x1000000
+/** __START_KERNEL_map: kernel image virtual = physical + this (as a linear number). */
+export const START_KERNEL_MAP = -0x80000000 // 0xffffffff80000000
+/** _text, where the image is linked. */
+export const KERNEL_TEXT = -0x7f000000 // 0xffffffff81000000
+/** PAGE_OFFSET: the direct map of all physical memory. */
+export const PAGE_OFFSET = -0x778000000000 // 0xffff888000000000
+/** Highest user address + 1 (TASK_SIZE_MAX as Linux defines it). */
+export const TASK_SIZE = 0x7ffffffff000
+
+export const KERNEL_CS = 0x10
+export const KERNEL_SS = 0x18
+export const USER_SS = 0x2b
+export const USER_CS = 0x33
+
+// Hypercalls.
+export const HC_CPU_ONLINE = 0x100
+export const HC_PRINTK = 0x101
+export const HC_SYSCALL = 0x102
+export const HC_SCHEDULE = 0x103
+export const HC_EXCEPTION = 0x104
+export const HC_NOTIFY_DIE = 0x105
+export const HC_TIMER_TICK = 0x106
+export const HC_FILE_READ = 0x107
+export const HC_FILE_WRITE = 0x108
+export const HC_FILE_OPEN = 0x109
+export const HC_FORK = 0x10a
+export const HC_EXECVE = 0x10b
+export const HC_EXIT = 0x10c
+export const HC_KRETPROBE_TRAMPOLINE = 0x10d
+
+// Per-CPU area offsets.
+export const PERCPU_SELF = 0
+export const PERCPU_CPU_NUMBER = 8
+export const PERCPU_CURRENT_TASK = 16
+export const PERCPU_TOP_OF_STACK = 24
+export const PERCPU_USER_RSP = 32
+export const PERCPU_NEED_RESCHED = 40
+export const PERCPU_IRQ_COUNT = 48
+export const PERCPU_SIZE = 4096
+
+/** struct pt_regs field offsets (Linux x86-64). */
+export const PT_REGS = {
+  r15: 0,
+  r14: 8,
+  r13: 16,
+  r12: 24,
+  bp: 32,
+  bx: 40,
+  r11: 48,
+  r10: 56,
+  r9: 64,
+  r8: 72,
+  ax: 80,
+  cx: 88,
+  dx: 96,
+  si: 104,
+  di: 112,
+  orig_ax: 120,
+  ip: 128,
+  cs: 136,
+  flags: 144,
+  sp: 152,
+  ss: 160,
+} as const
+export const PT_REGS_SIZE = 168
+export type PtRegsField = keyof typeof PT_REGS
+
+/** GPR number (rax=0 .. r15=15) to its pt_regs field. */
+export const GPR_TO_PT_REGS: readonly PtRegsField[] = [
+  'ax',
+  'cx',
+  'dx',
+  'bx',
+  'sp',
+  'bp',
+  'si',
+  'di',
+  'r8',
+  'r9',
+  'r10',
+  'r11',
+  'r12',
+  'r13',
+  'r14',
+  'r15',
+]
+
+// notify_die values and notifier results (include/linux/kdebug.h, notifier.h).
+export const DIE_OOPS = 1
+export const DIE_INT3 = 2
+export const DIE_DEBUG = 3
+export const DIE_PANIC = 4
+export const DIE_NMI = 5
+export const DIE_DIE = 6
+export const DIE_KERNELDEBUG = 7
+export const DIE_TRAP = 8
+export const DIE_GPF = 9
+export const DIE_CALL = 10
+export const DIE_PAGE_FAULT = 11
+export const NOTIFY_DONE = 0
+export const NOTIFY_OK = 1
+export const NOTIFY_STOP_MASK = 0x8000
+export const NOTIFY_STOP = NOTIFY_OK | NOTIFY_STOP_MASK

@@ -1,0 +1,124 @@
+// Open files and file-descriptor tables. An open file is an inode plus a
+// position; reads and writes that must wait say so instead of blocking
+// (kernel code never blocks: the syscall is restarted later).
+
+import { EBADF, EMFILE, ESPIPE } from './errno.js'
+import type { Inode } from './vfs.js'
+
+/** A read or write that cannot proceed yet: park the task until `ready()`. */
+export interface WouldBlock {
+  wouldBlock: true
+  ready: () => boolean
+}
+
+export const O_RDONLY = 0
+export const O_WRONLY = 1
+export const O_RDWR = 2
+export const O_ACCMODE = 3
+export const O_CREAT = 0o100
+export const O_EXCL = 0o200
+export const O_NOCTTY = 0o400
+export const O_TRUNC = 0o1000
+export const O_APPEND = 0o2000
+export const O_NONBLOCK = 0o4000
+export const O_DIRECTORY = 0o200000
+export const O_CLOEXEC = 0o2000000
+
+export class OpenFile {
+  pos = 0
+  refs = 1
+  constructor(
+    readonly inode: Inode,
+    public flags: number,
+    /** The path it was opened by (for /proc-like listings and messages). */
+    readonly path: string,
+  ) {
+    inode.open?.(this)
+  }
+
+  read(count: number): Uint8Array | number | WouldBlock {
+    if ((this.flags & O_ACCMODE) === O_WRONLY) return -EBADF
+    const r = this.inode.read(this, count)
+    return r
+  }
+
+  write(data: Uint8Array): number | WouldBlock {
+    if ((this.flags & O_ACCMODE) === O_RDONLY) return -EBADF
+    return this.inode.write(this, data)
+  }
+
+  seek(offset: number, whence: number): number {
+    if (!this.inode.seekable) return -ESPIPE
+    const size = this.inode.size()
+    const base = whence === 0 ? 0 : whence === 1 ? this.pos : whence === 2 ? size : Number.NaN
+    const pos = base + offset
+    if (!Number.isFinite(pos) || pos < 0) return -22
+    this.pos = pos
+    return pos
+  }
+
+  release(): void {
+    if (--this.refs === 0) this.inode.close?.(this)
+  }
+}
+
+export interface FdEntry {
+  file: OpenFile
+  cloexec: boolean
+}
+
+export class FdTable {
+  readonly fds: (FdEntry | undefined)[] = []
+  static readonly MAX = 1024
+
+  get(fd: number): OpenFile | undefined {
+    return Number.isInteger(fd) && fd >= 0 ? this.fds[fd]?.file : undefined
+  }
+
+  /** Lowest free descriptor >= min. */
+  install(file: OpenFile, cloexec = false, min = 0): number {
+    for (let fd = min; fd < FdTable.MAX; fd++) {
+      if (this.fds[fd] === undefined) {
+        this.fds[fd] = { file, cloexec }
+        return fd
+      }
+    }
+    file.release()
+    return -EMFILE
+  }
+
+  installAt(fd: number, file: OpenFile, cloexec = false): void {
+    this.close(fd)
+    this.fds[fd] = { file, cloexec }
+  }
+
+  close(fd: number): number {
+    const e = this.fds[fd]
+    if (!e) return -EBADF
+    this.fds[fd] = undefined
+    e.file.release()
+    return 0
+  }
+
+  /** fork: the same open files, shared. */
+  clone(): FdTable {
+    const t = new FdTable()
+    this.fds.forEach((e, fd) => {
+      if (!e) return
+      e.file.refs++
+      t.fds[fd] = { ...e }
+    })
+    return t
+  }
+
+  /** execve: close-on-exec descriptors go. */
+  closeOnExec(): void {
+    this.fds.forEach((e, fd) => {
+      if (e?.cloexec) this.close(fd)
+    })
+  }
+
+  closeAll(): void {
+    this.fds.forEach((_e, fd) => this.close(fd))
+  }
+}

@@ -1,0 +1,697 @@
+// The kernel: boots the guest image on every vCPU, runs processes, and
+// provides the host services the guest kernel's leaf functions reach
+// through vmcall.
+//
+// Context switches happen only by rewriting an entry's pt_regs frame (in
+// HC_SCHEDULE, or in HC_TIMER_TICK when the tick interrupted the idle loop
+// or ended a time slice): guest kernel code never blocks, so each vCPU's
+// single kernel stack is empty whenever a task is switched out.
+
+import {
+  type Cpu,
+  CR0_PE,
+  CR0_PG,
+  CR0_WP,
+  CR4_PAE,
+  CR4_PGE,
+  EFER_LMA,
+  EFER_NXE,
+  formatLinear,
+  Machine,
+  type RunResult,
+} from '@probekit/x86-emu'
+import {
+  HC_CPU_ONLINE,
+  HC_EXCEPTION,
+  HC_EXECVE,
+  HC_EXIT,
+  HC_FILE_OPEN,
+  HC_FILE_READ,
+  HC_FILE_WRITE,
+  HC_FORK,
+  HC_PRINTK,
+  HC_SCHEDULE,
+  HC_SYSCALL,
+  HC_TIMER_TICK,
+  KERNEL_CS,
+  KERNEL_SS,
+  PAGE_OFFSET,
+  PERCPU_CPU_NUMBER,
+  PERCPU_CURRENT_TASK,
+  PERCPU_NEED_RESCHED,
+  PERCPU_SELF,
+  PERCPU_TOP_OF_STACK,
+  PT_REGS,
+  PT_REGS_SIZE,
+  type PtRegsField,
+} from './abi.js'
+import { ElfError } from './elf.js'
+import { EFAULT, ENOENT, ENOEXEC, ENOSYS } from './errno.js'
+import { checkExecutable, loadExecutable } from './exec-loader.js'
+import { FdTable, O_ACCMODE, O_RDWR, OpenFile } from './files.js'
+import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
+import { Mm } from './mm.js'
+import { Printk } from './printk.js'
+import { execTask, forkTask } from './process.js'
+import { hostOpen, type SyscallContext, type SyscallResult, syscallName, syscallTable } from './syscalls.js'
+import { Task } from './task.js'
+import { BadAddress, copyFromUser, copyToUser, writeUserU32 } from './user-memory.js'
+import { CharDevice, RegularFile, Vfs } from './vfs.js'
+
+export const TIMER_VECTOR = 32
+const KSTACK_SIZE = 16 * 1024
+
+export interface KernelOptions {
+  /** The guest kernel image (guest/vmlinux). */
+  image: Uint8Array
+  cpus?: number
+  memorySize?: number
+  /** Guest cycles between timer interrupts (the tick; default 100 000). */
+  tickCycles?: number
+  quantum?: number
+  stdout?: (data: Uint8Array) => void
+  stderr?: (data: Uint8Array) => void
+  /** Bytes for stdin (EOF after them), or a function producing them on the first read. */
+  stdin?: Uint8Array | (() => Uint8Array)
+}
+
+export interface ExitStatus {
+  /** Exit status as a shell reports it: the code, or 128 + signal. */
+  status: number
+  code: number
+  signal: number
+}
+
+interface CpuState {
+  percpu: number
+  stackTop: number
+  online: boolean
+  current: Task
+  idle: Task
+}
+
+export class Kernel {
+  readonly machine: Machine
+  readonly image: GuestImage
+  readonly vfs = new Vfs()
+  readonly printk = new Printk()
+  readonly tasks = new Map<number, Task>()
+  jiffies = 0
+  private readonly cpuState: CpuState[] = []
+  private nextPid = 1
+  private init: Task | null = null
+  readonly futexWaiters: { task: Task; mm: Mm; uaddr: number }[] = []
+  /** Syscall numbers met that the kernel does not implement (reported by name). */
+  readonly unimplemented = new Map<number, number>()
+  private readonly stdout: (d: Uint8Array) => void
+  private readonly stderr: (d: Uint8Array) => void
+  private stdinData: Uint8Array | (() => Uint8Array)
+  private stdinPos = 0
+
+  constructor(readonly options: KernelOptions) {
+    const cpus = options.cpus ?? 1
+    this.machine = new Machine({
+      memorySize: options.memorySize ?? 256 * 1024 * 1024,
+      cpus,
+      quantum: options.quantum ?? 2000,
+      timer: { period: options.tickCycles ?? 100_000, vector: TIMER_VECTOR },
+    })
+    this.image = loadGuestImage(this.machine, options.image)
+    this.stdout = options.stdout ?? (() => {})
+    this.stderr = options.stderr ?? (() => {})
+    this.stdinData = options.stdin ?? new Uint8Array(0)
+    this.setupDevices()
+    this.registerHypercalls()
+    for (let i = 0; i < cpus; i++) this.cpuState.push(this.setupCpu(i))
+  }
+
+  get kallsyms() {
+    return this.image.kallsyms
+  }
+
+  // ------------------------------------------------------------------ boot
+
+  private setupCpu(i: number): CpuState {
+    const m = this.machine
+    const alloc = (pages: number): number => {
+      let first = -1
+      for (let k = 0; k < pages; k++) {
+        const f = m.frames.alloc()
+        if (first < 0) first = f
+        else if (f !== first + k) throw new Error('kernel stack frames are not contiguous')
+      }
+      return first * 4096
+    }
+    const percpuPhys = alloc(1)
+    const stackPhys = alloc(KSTACK_SIZE / 4096)
+    const percpu = directMap(percpuPhys)
+    const stackTop = directMap(stackPhys + KSTACK_SIZE)
+    this.writePhys64(percpuPhys + PERCPU_SELF, percpu)
+    this.writePhys64(percpuPhys + PERCPU_CPU_NUMBER, i)
+    this.writePhys64(percpuPhys + PERCPU_TOP_OF_STACK, stackTop)
+    const idle = new Task(0, 0, null, `swapper/${i}`, null as unknown as Mm, new FdTable())
+    idle.state = 'idle'
+    idle.setReg('ip', this.symbol('cpu_idle'))
+    idle.setReg('cs', KERNEL_CS)
+    idle.setReg('ss', KERNEL_SS)
+    idle.setReg('sp', stackTop)
+    idle.setReg('flags', 0x202)
+    return { percpu, stackTop, online: false, current: idle, idle }
+  }
+
+  symbol(name: string): number {
+    const a = this.image.kallsyms.lookupName(name)
+    if (a === undefined) throw new Error(`guest kernel has no symbol ${name}`)
+    return a
+  }
+
+  /** Start every vCPU at startup_64 and run until each reports HC_CPU_ONLINE. */
+  boot(): void {
+    const entry = this.symbol('startup_64')
+    this.machine.cpus.forEach((c, i) => {
+      const st = this.cpuState[i]
+      c.cr0 = CR0_PG | CR0_WP | CR0_PE
+      c.cr4 = CR4_PAE | CR4_PGE
+      c.efer = EFER_LMA | EFER_NXE
+      c.setCr3(this.image.kernelSpace.root)
+      c.setCpl(0)
+      c.cs = KERNEL_CS
+      c.ss = KERNEL_SS
+      c.rflags = 0x2
+      c.rip = entry
+      c.setLinear(4, st.stackTop)
+      c.setReg(7, i)
+      c.setLinear(6, st.percpu)
+    })
+    const r = this.machine.run({ maxInstructions: 50_000_000 })
+    if (!this.cpuState.every((s) => s.online)) {
+      throw new Error(`guest kernel did not come up: ${r.reason}: ${r.detail}\n${this.printk.text()}`)
+    }
+  }
+
+  // ------------------------------------------------------------------ devices and processes
+
+  private setupDevices(): void {
+    const console = new CharDevice(
+      (count) => {
+        if (typeof this.stdinData === 'function') this.stdinData = this.stdinData()
+        const out = this.stdinData.subarray(this.stdinPos, this.stdinPos + count)
+        this.stdinPos += out.length
+        return out
+      },
+      (data) => {
+        this.stdout(data)
+        return data.length
+      },
+      false,
+    )
+    const err = new CharDevice(
+      () => new Uint8Array(0),
+      (data) => {
+        this.stderr(data)
+        return data.length
+      },
+    )
+    const dev = this.vfs.mkdirp('/dev')
+    dev.children.set('console', console)
+    dev.children.set('stderr-console', err)
+    dev.children.set(
+      'null',
+      new CharDevice(
+        () => new Uint8Array(0),
+        (d) => d.length,
+      ),
+    )
+    this.vfs.mkdirp('/tmp')
+  }
+
+  /** Make a process from an executable in the file system; it becomes init (pid 1) if it is the first. */
+  spawn(path: string, argv: readonly string[], envp: readonly string[] = []): Task {
+    const node = this.vfs.lookup(path)
+    if (typeof node === 'number' || !(node instanceof RegularFile)) throw new Error(`${path}: no such file`)
+    const mm = new Mm(this.machine.memory, this.machine.frames, this.image.kernelSpace)
+    const files = new FdTable()
+    const consoleIn = this.vfs.lookup('/dev/console')
+    const consoleErr = this.vfs.lookup('/dev/stderr-console')
+    if (typeof consoleIn === 'number' || typeof consoleErr === 'number') throw new Error('no console')
+    files.install(new OpenFile(consoleIn, O_RDWR, '/dev/console'))
+    files.install(new OpenFile(consoleIn, O_RDWR, '/dev/console'))
+    files.install(new OpenFile(consoleErr, O_RDWR, '/dev/stderr-console'))
+    const pid = this.nextPid++
+    const task = new Task(pid, pid, null, basename(path), mm, files)
+    const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, this.machine.cpus[0])
+    task.setReg('ip', prog.entry)
+    task.setReg('sp', prog.sp)
+    task.setReg('cs', 0x33)
+    task.setReg('ss', 0x2b)
+    task.setReg('flags', 0x202)
+    this.tasks.set(pid, task)
+    if (!this.init) this.init = task
+    // Kick CPU 0 so it leaves the idle loop for the new task.
+    this.machine.interrupt(0, TIMER_VECTOR)
+    return task
+  }
+
+  /** Run until init exits (or the budget runs out). */
+  run(maxInstructions = Number.POSITIVE_INFINITY): { result: RunResult; exit: ExitStatus | null } {
+    const result = this.machine.run({ maxInstructions })
+    const init = this.init
+    const exit = init && init.state === 'zombie' ? exitStatus(init) : null
+    return { result, exit }
+  }
+
+  // ------------------------------------------------------------------ guest memory
+
+  private physOfDirect(addr: number): number {
+    const phys = addr - PAGE_OFFSET
+    if (phys < 0 || phys >= this.machine.memory.size)
+      throw new Error(`not a direct-map address: ${formatLinear(addr)}`)
+    return phys
+  }
+
+  writePhys64(phys: number, v: number): void {
+    this.machine.memory.write32(phys, v | 0)
+    this.machine.memory.write32(phys + 4, Math.floor(v / 0x1_0000_0000) | 0)
+  }
+
+  /** A pt_regs frame in guest memory (on a kernel stack, in the direct map). */
+  frame(regs: number): PtRegsFrame {
+    return new PtRegsFrame(this.machine.memory.bytes, this.physOfDirect(regs))
+  }
+
+  /** Read kernel memory (direct map or image) for a hypercall argument. */
+  readKernel(addr: number, len: number): Uint8Array {
+    const phys =
+      addr >= PAGE_OFFSET && addr < PAGE_OFFSET + this.machine.memory.size
+        ? addr - PAGE_OFFSET
+        : addr + 0x80000000
+    return this.machine.memory.readBytes(phys, len)
+  }
+
+  writeKernel(addr: number, data: Uint8Array): void {
+    const phys =
+      addr >= PAGE_OFFSET && addr < PAGE_OFFSET + this.machine.memory.size
+        ? addr - PAGE_OFFSET
+        : addr + 0x80000000
+    this.machine.memory.writeBytes(phys, data)
+  }
+
+  current(cpu: Cpu): Task {
+    return this.cpuState[cpu.id].current
+  }
+
+  // ------------------------------------------------------------------ scheduling
+
+  private setNeedResched(cpu: Cpu): void {
+    this.writePhys64(this.physOfDirect(this.cpuState[cpu.id].percpu) + PERCPU_NEED_RESCHED, 1)
+  }
+
+  private pickNext(cpu: Cpu, prev: Task): Task {
+    // Wake parked tasks whose condition now holds.
+    for (const t of this.tasks.values()) {
+      if (t.state === 'parked' && t.waitCondition?.()) {
+        t.state = 'runnable'
+        t.waitCondition = null
+      }
+    }
+    let best: Task | null = null
+    for (const t of this.tasks.values()) {
+      if (t.state !== 'runnable') continue
+      if (!best || t.lastRan < best.lastRan || (t.lastRan === best.lastRan && t.pid < best.pid)) best = t
+    }
+    if (best) return best
+    if (prev.state === 'running') return prev
+    return this.cpuState[cpu.id].idle
+  }
+
+  /** Switch this CPU's entry frame from the current task to next. */
+  private switchTo(cpu: Cpu, regs: number, next: Task): void {
+    const st = this.cpuState[cpu.id]
+    const prev = st.current
+    if (next === prev) {
+      if (prev.state !== 'idle') prev.state = 'running'
+      return
+    }
+    const frame = this.frame(regs)
+    frame.save(prev.regs)
+    if (prev.state !== 'idle') {
+      prev.fsBase = cpu.fsBase
+      prev.gsBase = cpu.kernelGsBase
+      prev.lastRan = cpu.instructions
+      if (prev.state === 'running') prev.state = 'runnable'
+      prev.cpu = -1
+    }
+    frame.load(next.regs)
+    if (next.state !== 'idle') {
+      next.state = 'running'
+      next.cpu = cpu.id
+      cpu.fsBase = next.fsBase
+      cpu.kernelGsBase = next.gsBase
+      cpu.setCr3(next.mm.space.root)
+    }
+    st.current = next
+    this.writePhys64(this.physOfDirect(st.percpu) + PERCPU_CURRENT_TASK, next.guestTask)
+  }
+
+  private schedule(cpu: Cpu, regs: number): void {
+    this.writePhys64(this.physOfDirect(this.cpuState[cpu.id].percpu) + PERCPU_NEED_RESCHED, 0)
+    const prev = this.current(cpu)
+    if (prev.pendingKill !== 0 && prev.state === 'running') {
+      const sig = prev.pendingKill
+      prev.pendingKill = 0
+      this.exitTask(cpu, prev, 0, sig > 0 ? sig : 0)
+    }
+    this.switchTo(cpu, regs, this.pickNext(cpu, prev))
+  }
+
+  // ------------------------------------------------------------------ hypercalls
+
+  private registerHypercalls(): void {
+    const m = this.machine
+    const arg = (c: Cpu, n: number) => c.getLinear([7, 6, 2, 10, 8, 9][n])
+    const ret = (c: Cpu, v: number) => c.setLinear(0, v)
+    m.registerHypercall(HC_CPU_ONLINE, (c) => {
+      this.cpuState[c.id].online = true
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_PRINTK, (c) => {
+      this.printk.log(this.jiffies, new TextDecoder().decode(this.readKernel(arg(c, 0), arg(c, 1))))
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_TIMER_TICK, (c) => {
+      if (c.id === 0) this.jiffies++
+      const regs = arg(c, 0)
+      const cur = this.current(c)
+      // From the idle loop or at the end of a user time slice: pick (maybe) another task here.
+      if (cur.state === 'idle' || cur.pendingKill !== 0 || this.hasRunnable()) this.schedule(c, regs)
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_SCHEDULE, (c) => {
+      this.schedule(c, arg(c, 0))
+      ret(c, this.current(c).guestTask)
+    })
+    m.registerHypercall(HC_SYSCALL, (c) => {
+      const regs = arg(c, 0)
+      ret(c, this.syscall(c, regs))
+    })
+    m.registerHypercall(HC_FILE_WRITE, (c) => {
+      const task = this.current(c)
+      const f = task.files.get(arg(c, 0))
+      if (!f) return ret(c, -9)
+      const r = f.write(this.readKernel(arg(c, 1), arg(c, 2)))
+      ret(c, typeof r === 'number' ? r : -11)
+    })
+    m.registerHypercall(HC_FILE_READ, (c) => {
+      const task = this.current(c)
+      const f = task.files.get(arg(c, 0))
+      if (!f) return ret(c, -9)
+      const r = f.read(arg(c, 2))
+      if (typeof r === 'number') return ret(c, r)
+      if (r instanceof Uint8Array) {
+        this.writeKernel(arg(c, 1), r)
+        return ret(c, r.length)
+      }
+      return ret(c, -11)
+    })
+    m.registerHypercall(HC_FILE_OPEN, (c) => {
+      const path = this.readKernelString(arg(c, 0))
+      ret(
+        c,
+        this.withContext(c, 0, (ctx) => hostOpen(ctx, path, arg(c, 1), arg(c, 2))),
+      )
+    })
+    m.registerHypercall(HC_FORK, (c) => {
+      ret(
+        c,
+        this.withContext(c, arg(c, 2), (ctx) => forkTask(ctx, arg(c, 0), arg(c, 1), arg(c, 3), arg(c, 4))),
+      )
+    })
+    m.registerHypercall(HC_EXECVE, (c) => {
+      const path = this.readKernelString(arg(c, 0))
+      ret(
+        c,
+        this.withContext(c, arg(c, 1), (ctx) => execTask(ctx, path)),
+      )
+    })
+    m.registerHypercall(HC_EXIT, (c) => {
+      const task = this.current(c)
+      const regs = arg(c, 1)
+      const group = regs !== 0 && this.frame(regs).get('orig_ax') === 231
+      if (group) this.exitGroup(c, task, arg(c, 0) & 0xff, 0)
+      else this.exitTask(c, task, arg(c, 0) & 0xff, 0)
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_EXCEPTION, (c) => {
+      ret(c, this.exception(c, arg(c, 0), arg(c, 1), arg(c, 2)))
+    })
+  }
+
+  private hasRunnable(): boolean {
+    for (const t of this.tasks.values())
+      if (t.state === 'runnable' || (t.state === 'parked' && t.waitCondition?.())) return true
+    return false
+  }
+
+  /** A task ends: it becomes a zombie (a thread is simply removed), and the CPU reschedules on its way out. */
+  exitTask(c: Cpu, task: Task, code: number, signal: number): void {
+    if (task.state === 'zombie') return
+    if (task.clearChildTid) {
+      try {
+        writeUserU32(task.mm, task.clearChildTid, 0)
+      } catch {}
+      this.futexWake(task.mm, task.clearChildTid, 1)
+    }
+    task.state = 'zombie'
+    task.exitCode = code
+    task.exitSignal = signal
+    task.vforkDone = true
+    task.files.closeAll()
+    task.mm.release()
+    for (let i = this.futexWaiters.length - 1; i >= 0; i--)
+      if (this.futexWaiters[i].task === task) this.futexWaiters.splice(i, 1)
+    // Orphans go to init.
+    for (const child of task.children) {
+      child.parent = this.init
+      if (this.init && child !== this.init) this.init.children.push(child)
+    }
+    task.children = []
+    if (!task.isThreadGroupLeader) this.reap(task)
+    if (task.cpu === c.id || this.current(c) === task) this.setNeedResched(c)
+    if (task === this.init) this.machine.stop(`init exited with status ${exitStatus(task).status}`)
+  }
+
+  /** A fatal signal (default action): the whole thread group ends with it. */
+  killTask(c: Cpu, target: Task, sig: number): void {
+    const leader = this.tasks.get(target.tgid) ?? target
+    for (const t of [...this.tasks.values()]) {
+      if (t.tgid !== leader.tgid || t.state === 'zombie') continue
+      if (t.state === 'running' && t.cpu !== c.id) {
+        t.pendingKill = sig
+        this.machine.interrupt(t.cpu, TIMER_VECTOR)
+      } else this.exitTask(c, t, 0, sig)
+    }
+  }
+
+  /** exit_group / a fatal signal: every thread of the group ends; the leader's status is the group's. */
+  exitGroup(c: Cpu, task: Task, code: number, signal: number): void {
+    for (const t of [...this.tasks.values()]) {
+      if (t.tgid === task.tgid && t !== task && t.state !== 'zombie') {
+        if (t.state === 'running' && t.cpu !== c.id) {
+          t.pendingKill = signal || -1
+          this.machine.interrupt(t.cpu, TIMER_VECTOR)
+        } else this.exitTask(c, t, code, signal)
+      }
+    }
+    const leader = this.tasks.get(task.tgid)
+    this.exitTask(c, task, code, signal)
+    if (leader && leader !== task) {
+      leader.exitCode = code
+      leader.exitSignal = signal
+    }
+  }
+
+  /** User-mode faults: demand paging and copy-on-write, else the signal's default action. */
+  private exception(c: Cpu, regs: number, trapnr: number, errorCode: number): number {
+    const task = this.current(c)
+    const frame = this.frame(regs)
+    const fromUser = (frame.get('cs') & 3) === 3
+    if (trapnr === 14 && task.state !== 'idle') {
+      const addr = c.cr2
+      if (task.mm.handleFault(addr, (errorCode & 2) !== 0, (errorCode & 16) !== 0)) {
+        c.invlpg(addr)
+        return 1
+      }
+      if (!fromUser) return 0 // the guest tries its exception table
+    }
+    if (!fromUser) {
+      this.printk.log(
+        this.jiffies,
+        `oops: trap ${trapnr} error ${errorCode} at ${this.kallsyms.format(frame.get('ip'))}`,
+      )
+      this.machine.stop(`kernel oops: trap ${trapnr} at ${this.kallsyms.format(frame.get('ip'))}`, true)
+      return 1
+    }
+    // No signal handlers yet: the default action terminates the process.
+    const signal =
+      trapnr === 14 || trapnr === 13
+        ? 11
+        : trapnr === 0
+          ? 8
+          : trapnr === 6
+            ? 4
+            : trapnr === 3 || trapnr === 1
+              ? 5
+              : 11
+    this.exitTask(c, task, 0, signal)
+    this.schedule(c, regs)
+    return 1
+  }
+
+  /** A NUL-terminated string in kernel memory (a getname() buffer). */
+  readKernelString(addr: number): string {
+    const bytes: number[] = []
+    for (let i = 0; i < 4096; i++) {
+      const b = this.readKernel(addr + i, 1)[0]
+      if (b === 0) break
+      bytes.push(b)
+    }
+    return new TextDecoder().decode(Uint8Array.from(bytes))
+  }
+
+  /** Run a host service with a syscall context (faults on user memory become -EFAULT). */
+  private withContext(c: Cpu, regs: number, fn: (ctx: SyscallContext) => number): number {
+    const ctx: SyscallContext = {
+      kernel: this,
+      cpu: c,
+      task: this.current(c),
+      frame: this.frame(regs || this.cpuState[c.id].stackTop - PT_REGS_SIZE),
+      regs,
+    }
+    try {
+      return fn(ctx)
+    } catch (e) {
+      if (e instanceof BadAddress) return -EFAULT
+      if (e instanceof ElfError) return -ENOEXEC
+      if (e instanceof RangeError) return -7 // E2BIG
+      throw e
+    }
+  }
+
+  private syscall(c: Cpu, regs: number): number {
+    const frame = this.frame(regs)
+    const nr = frame.get('orig_ax')
+    const task = this.current(c)
+    const fn = syscallTable.get(nr)
+    if (!fn) {
+      this.unimplemented.set(nr, (this.unimplemented.get(nr) ?? 0) + 1)
+      if (this.unimplemented.get(nr) === 1)
+        this.printk.log(
+          this.jiffies,
+          `unimplemented syscall ${nr} (${syscallName(nr)}) called by ${task.comm}`,
+        )
+      return -ENOSYS
+    }
+    const args = [
+      frame.get('di'),
+      frame.get('si'),
+      frame.get('dx'),
+      frame.get('r10'),
+      frame.get('r8'),
+      frame.get('r9'),
+    ]
+    let r: SyscallResult
+    try {
+      r = fn({ kernel: this, cpu: c, task, frame, regs }, ...args)
+    } catch (e) {
+      if (e instanceof BadAddress) return -EFAULT
+      if (e instanceof ElfError) return -ENOEXEC
+      throw e
+    }
+    if (typeof r === 'number') {
+      if (task.restart?.nr === nr) task.restart = null
+      return r
+    }
+    // The call must wait: restart it when ready, on whichever CPU runs the task next.
+    task.state = 'parked'
+    task.waitCondition = r.ready
+    frame.set('ip', frame.get('ip') - 2)
+    frame.set('ax', nr)
+    this.setNeedResched(c)
+    return nr
+  }
+
+  allocPid(): number {
+    return this.nextPid++
+  }
+
+  newMm(): Mm {
+    return new Mm(this.machine.memory, this.machine.frames, this.image.kernelSpace)
+  }
+
+  /** Ask this CPU to reschedule on its way out of the kernel. */
+  requestReschedule(cpu: Cpu): void {
+    this.setNeedResched(cpu)
+  }
+
+  /** Remove a zombie after wait4 collected it. */
+  reap(t: Task): void {
+    this.tasks.delete(t.pid)
+    if (t.parent) t.parent.children = t.parent.children.filter((c) => c !== t)
+  }
+
+  /** Wake up to n futex waiters on (mm, uaddr); returns how many woke. */
+  futexWake(mm: Mm, uaddr: number, n: number): number {
+    let woken = 0
+    for (let i = 0; i < this.futexWaiters.length && woken < n; ) {
+      const w = this.futexWaiters[i]
+      if (w.mm === mm && w.uaddr === uaddr) {
+        this.futexWaiters.splice(i, 1)
+        if (w.task.restart?.nr === 202) w.task.restart.woken = true
+        woken++
+      } else i++
+    }
+    return woken
+  }
+
+  /** Read a file's bytes from the VFS (for exec). */
+  readFile(path: string): Uint8Array | number {
+    const node = this.vfs.lookup(path)
+    if (typeof node === 'number') return node
+    if (!(node instanceof RegularFile)) return -ENOENT
+    return node.contents()
+  }
+}
+
+export { checkExecutable, copyFromUser, copyToUser, O_ACCMODE }
+
+function basename(p: string): string {
+  return p.slice(p.lastIndexOf('/') + 1).slice(0, 15)
+}
+
+export function exitStatus(t: Task): ExitStatus {
+  return { status: t.exitSignal ? 128 + t.exitSignal : t.exitCode, code: t.exitCode, signal: t.exitSignal }
+}
+
+/** A pt_regs frame in guest physical memory. */
+export class PtRegsFrame {
+  private readonly view: DataView
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly phys: number,
+  ) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset + phys, PT_REGS_SIZE)
+  }
+  get(f: PtRegsField): number {
+    return this.view.getInt32(PT_REGS[f] + 4, true) * 0x1_0000_0000 + this.view.getUint32(PT_REGS[f], true)
+  }
+  set(f: PtRegsField, v: number): void {
+    this.view.setInt32(PT_REGS[f], v | 0, true)
+    this.view.setInt32(PT_REGS[f] + 4, Math.floor(v / 0x1_0000_0000) | 0, true)
+  }
+  save(into: Uint8Array): void {
+    into.set(this.bytes.subarray(this.phys, this.phys + PT_REGS_SIZE))
+  }
+  load(from: Uint8Array): void {
+    this.bytes.set(from, this.phys)
+  }
+}

@@ -1,0 +1,204 @@
+// A process address space (mm_struct): VMAs over an x86-emu AddressSpace,
+// with demand paging and copy-on-write driven by page faults.
+
+import { AddressSpace, type FrameAllocator, type PhysicalMemory } from '@probekit/x86-emu'
+import { TASK_SIZE } from './abi.js'
+
+export const PAGE = 4096
+export const PROT_READ = 1
+export const PROT_WRITE = 2
+export const PROT_EXEC = 4
+
+export interface Vma {
+  start: number
+  end: number
+  prot: number
+  /** 'anon' memory is zero-filled on first touch; 'file' pages come from `backing` (copied in at creation). */
+  kind: 'anon' | 'file' | 'stack' | 'heap'
+  name: string
+  /** Shared mappings (MAP_SHARED) are not copied on fork. */
+  shared: boolean
+}
+
+export const pageDown = (a: number) => Math.floor(a / PAGE) * PAGE
+export const pageUp = (a: number) => Math.ceil(a / PAGE) * PAGE
+
+export class Mm {
+  readonly space: AddressSpace
+  vmas: Vma[] = []
+  brkStart = 0
+  brk = 0
+  /** Next address to try for mmap without a hint (grows down like Linux's top-down layout). */
+  mmapBase = 0x7f0000000000
+  users = 1
+
+  constructor(
+    readonly memory: PhysicalMemory,
+    readonly frames: FrameAllocator,
+    kernel: AddressSpace,
+  ) {
+    this.space = new AddressSpace(memory, frames)
+    this.space.shareKernelHalf(kernel)
+  }
+
+  findVma(addr: number): Vma | undefined {
+    return this.vmas.find((v) => addr >= v.start && addr < v.end)
+  }
+
+  /** Add a mapping, replacing whatever was there (MAP_FIXED semantics). */
+  addVma(vma: Vma): void {
+    this.unmapRange(vma.start, vma.end)
+    this.vmas.push(vma)
+    this.vmas.sort((a, b) => a.start - b.start)
+  }
+
+  /** Remove [start, end) from the VMAs and free its pages. */
+  unmapRange(start: number, end: number): void {
+    const next: Vma[] = []
+    for (const v of this.vmas) {
+      if (v.end <= start || v.start >= end) {
+        next.push(v)
+        continue
+      }
+      if (v.start < start) next.push({ ...v, end: start })
+      if (v.end > end) next.push({ ...v, start: end })
+    }
+    this.vmas = next
+    for (let a = start; a < end; a += PAGE) {
+      const f = this.space.unmap(a)
+      if (f >= 0) this.frames.put(f)
+    }
+  }
+
+  /** Change protection of [start, end); existing pages get the new rights (write stays off for shared CoW frames). */
+  protect(start: number, end: number, prot: number): void {
+    const next: Vma[] = []
+    for (const v of this.vmas) {
+      if (v.end <= start || v.start >= end) {
+        next.push(v)
+        continue
+      }
+      if (v.start < start) next.push({ ...v, end: start })
+      next.push({ ...v, start: Math.max(v.start, start), end: Math.min(v.end, end), prot })
+      if (v.end > end) next.push({ ...v, start: end })
+    }
+    this.vmas = next.sort((a, b) => a.start - b.start)
+    for (let a = start; a < end; a += PAGE) {
+      const m = this.space.lookup(a)
+      if (!m) continue
+      const writable = (prot & PROT_WRITE) !== 0 && this.frames.refCount(m.frame) === 1
+      this.space.map(a, m.frame, { ...m.flags, writable, nx: (prot & PROT_EXEC) === 0 })
+    }
+  }
+
+  /** Find a free range of len bytes (top-down from mmapBase). */
+  findFree(len: number, hint = 0): number {
+    if (hint && this.isFree(pageDown(hint), len)) return pageDown(hint)
+    let top = this.mmapBase
+    for (;;) {
+      const start = top - len
+      const clash = this.vmas.find((v) => v.start < top && v.end > start)
+      if (!clash) {
+        this.mmapBase = start
+        return start
+      }
+      top = clash.start
+      if (top - len < 0x10000) throw new Error('out of address space')
+    }
+  }
+
+  private isFree(start: number, len: number): boolean {
+    return (
+      start >= 0x10000 &&
+      start + len <= TASK_SIZE &&
+      !this.vmas.some((v) => v.start < start + len && v.end > start)
+    )
+  }
+
+  /**
+   * Resolve a user page fault: demand-zero a page of a VMA, or copy a
+   * copy-on-write page. Returns false when the access is not allowed (SIGSEGV).
+   */
+  handleFault(addr: number, write: boolean, exec: boolean): boolean {
+    const vma = this.findVma(addr)
+    if (!vma) return false
+    if (write && (vma.prot & PROT_WRITE) === 0) return false
+    if (exec && (vma.prot & PROT_EXEC) === 0) return false
+    if (!write && !exec && (vma.prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) === 0) return false
+    const page = pageDown(addr)
+    const m = this.space.lookup(page)
+    if (!m) {
+      this.space.map(page, this.frames.alloc(), {
+        user: true,
+        writable: (vma.prot & PROT_WRITE) !== 0,
+        nx: (vma.prot & PROT_EXEC) === 0,
+      })
+      return true
+    }
+    if (write && !m.flags.writable) {
+      // Copy-on-write: the last sharer just regains write access.
+      if (this.frames.refCount(m.frame) > 1) {
+        const copy = this.frames.alloc()
+        this.memory.writeBytes(copy * PAGE, this.memory.readBytes(m.frame * PAGE, PAGE))
+        this.frames.put(m.frame)
+        this.space.map(page, copy, { ...m.flags, writable: true })
+      } else {
+        this.space.map(page, m.frame, { ...m.flags, writable: true })
+      }
+      return true
+    }
+    return false
+  }
+
+  /** Put bytes into the address space (host side, e.g. the ELF loader), faulting pages in as needed. */
+  write(addr: number, data: Uint8Array): void {
+    for (let k = 0; k < data.length; ) {
+      const page = pageDown(addr + k)
+      let m = this.space.lookup(page)
+      if (!m) {
+        this.handleFault(page, false, false) || this.forcePage(page)
+        m = this.space.lookup(page)!
+      }
+      const off = addr + k - page
+      const n = Math.min(PAGE - off, data.length - k)
+      this.memory.writeBytes(m.frame * PAGE + off, data.subarray(k, k + n))
+      k += n
+    }
+  }
+
+  private forcePage(page: number): boolean {
+    const vma = this.findVma(page)
+    this.space.map(page, this.frames.alloc(), {
+      user: true,
+      writable: vma ? (vma.prot & PROT_WRITE) !== 0 : false,
+      nx: vma ? (vma.prot & PROT_EXEC) === 0 : true,
+    })
+    return true
+  }
+
+  /** Copy-on-write duplicate (fork): private pages become shared read-only in both. */
+  fork(kernel: AddressSpace): Mm {
+    const child = new Mm(this.memory, this.frames, kernel)
+    child.vmas = this.vmas.map((v) => ({ ...v }))
+    child.brkStart = this.brkStart
+    child.brk = this.brk
+    child.mmapBase = this.mmapBase
+    this.space.forEachMapping((va, m) => {
+      const vma = this.findVma(va)
+      const shared = vma?.shared === true
+      if (!shared && m.flags.writable) this.space.map(va, m.frame, { ...m.flags, writable: false })
+      this.frames.get(m.frame)
+      child.space.map(va, m.frame, { ...m.flags, writable: shared ? m.flags.writable : false })
+    })
+    return child
+  }
+
+  /** Free everything (exit or exec). */
+  release(): void {
+    if (--this.users > 0) return
+    this.space.forEachMapping((_va, m) => this.frames.put(m.frame))
+    this.space.destroyUserTables()
+    this.frames.put(this.space.root / PAGE)
+    this.vmas = []
+  }
+}

@@ -1,0 +1,611 @@
+// System calls implemented on the host side: everything do_syscall_64 does
+// not route through a guest sys_* function reaches here via HC_SYSCALL.
+// Each returns a value for rax (negative errno) or WouldBlock, in which
+// case the task is parked and the syscall restarted when ready.
+
+import type { Cpu } from '@probekit/x86-emu'
+import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, ESRCH } from './errno.js'
+import {
+  FdTable,
+  O_ACCMODE,
+  O_APPEND,
+  O_CLOEXEC,
+  O_CREAT,
+  O_DIRECTORY,
+  O_EXCL,
+  O_TRUNC,
+  OpenFile,
+  type WouldBlock,
+} from './files.js'
+import type { Kernel, PtRegsFrame } from './kernel.js'
+import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
+import { forkTask, futex, wait4 } from './process.js'
+import type { Task } from './task.js'
+import {
+  copyFromUser,
+  copyToUser,
+  readUserU64,
+  strncpyFromUser,
+  writeUserU32,
+  writeUserU64,
+} from './user-memory.js'
+import { CharDevice, Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT } from './vfs.js'
+
+export interface SyscallContext {
+  kernel: Kernel
+  cpu: Cpu
+  task: Task
+  frame: PtRegsFrame
+  regs: number
+}
+
+export type SyscallResult = number | WouldBlock
+export type SyscallFn = (ctx: SyscallContext, ...args: number[]) => SyscallResult
+
+export const syscallTable = new Map<number, SyscallFn>()
+const names = new Map<number, string>()
+
+function def(nr: number, name: string, fn: SyscallFn): void {
+  syscallTable.set(nr, fn)
+  names.set(nr, name)
+}
+
+/** Names for reports of unimplemented calls. */
+const KNOWN_NAMES: Record<number, string> = {
+  7: 'poll',
+  23: 'select',
+  25: 'mremap',
+  27: 'mincore',
+  29: 'shmget',
+  41: 'socket',
+  42: 'connect',
+  56: 'clone',
+  57: 'fork',
+  58: 'vfork',
+  59: 'execve',
+  60: 'exit',
+  97: 'getrlimit',
+  99: 'sysinfo',
+  137: 'statfs',
+  157: 'prctl',
+  203: 'sched_setaffinity',
+  204: 'sched_getaffinity',
+  231: 'exit_group',
+  232: 'epoll_wait',
+  233: 'epoll_ctl',
+  257: 'openat',
+  270: 'pselect6',
+  271: 'ppoll',
+  281: 'epoll_pwait',
+  290: 'eventfd2',
+  291: 'epoll_create1',
+  332: 'statx',
+  334: 'rseq',
+  435: 'clone3',
+  439: 'faccessat2',
+}
+
+export function syscallName(nr: number): string {
+  return names.get(nr) ?? KNOWN_NAMES[nr] ?? `syscall_${nr}`
+}
+
+const AT_FDCWD = -100
+const enc = new TextEncoder()
+
+function fileOf(t: Task, fd: number): OpenFile | number {
+  return t.files.get(fd) ?? -EBADF
+}
+
+// ---------------------------------------------------------------- files
+
+def(3, 'close', ({ task }, fd) => task.files.close(fd))
+
+def(8, 'lseek', ({ task }, fd, off, whence) => {
+  const f = fileOf(task, fd)
+  return typeof f === 'number' ? f : f.seek(off, whence)
+})
+
+function readInto(ctx: SyscallContext, f: OpenFile, buf: number, count: number, at?: number): SyscallResult {
+  if (at !== undefined) {
+    if (!(f.inode instanceof RegularFile)) return -29
+    const data = f.inode.readAt(at, count)
+    copyToUser(ctx.task.mm, buf, data)
+    return data.length
+  }
+  const r = f.read(count)
+  if (typeof r === 'number' || !(r instanceof Uint8Array)) return r
+  copyToUser(ctx.task.mm, buf, r)
+  return r.length
+}
+
+def(0, 'read', (ctx, fd, buf, count) => {
+  const f = fileOf(ctx.task, fd)
+  return typeof f === 'number' ? f : readInto(ctx, f, buf, count)
+})
+def(1, 'write', (ctx, fd, buf, count) => {
+  const f = fileOf(ctx.task, fd)
+  return typeof f === 'number' ? f : f.write(copyFromUser(ctx.task.mm, buf, count))
+})
+def(17, 'pread64', (ctx, fd, buf, count, pos) => {
+  const f = fileOf(ctx.task, fd)
+  return typeof f === 'number' ? f : readInto(ctx, f, buf, count, pos)
+})
+def(18, 'pwrite64', (ctx, fd, buf, count, pos) => {
+  const f = fileOf(ctx.task, fd)
+  if (typeof f === 'number') return f
+  if (!(f.inode instanceof RegularFile)) return -29
+  return f.inode.writeAt(pos, copyFromUser(ctx.task.mm, buf, count))
+})
+
+function iovecs(ctx: SyscallContext, iov: number, cnt: number): { base: number; len: number }[] {
+  const out = []
+  for (let i = 0; i < cnt; i++)
+    out.push({
+      base: readUserU64(ctx.task.mm, iov + 16 * i),
+      len: readUserU64(ctx.task.mm, iov + 16 * i + 8),
+    })
+  return out
+}
+
+def(19, 'readv', (ctx, fd, iov, cnt) => {
+  const f = fileOf(ctx.task, fd)
+  if (typeof f === 'number') return f
+  let total = 0
+  for (const v of iovecs(ctx, iov, cnt)) {
+    if (v.len === 0) continue
+    const r = readInto(ctx, f, v.base, v.len)
+    if (typeof r !== 'number') return total > 0 ? total : r
+    if (r < 0) return total > 0 ? total : r
+    total += r
+    if (r < v.len) break
+  }
+  return total
+})
+
+def(20, 'writev', (ctx, fd, iov, cnt) => {
+  const f = fileOf(ctx.task, fd)
+  if (typeof f === 'number') return f
+  const parts = iovecs(ctx, iov, cnt).map((v) => copyFromUser(ctx.task.mm, v.base, v.len))
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
+  let o = 0
+  for (const p of parts) {
+    all.set(p, o)
+    o += p.length
+  }
+  return f.write(all)
+})
+
+def(16, 'ioctl', ({ task }, fd, request) => {
+  const f = fileOf(task, fd)
+  if (typeof f === 'number') return f
+  return f.inode.ioctl ? f.inode.ioctl(request) : -ENOTTY
+})
+
+function openPath(ctx: SyscallContext, path: string, flags: number, mode: number): number {
+  const { kernel, task } = ctx
+  let node: Inode | number = kernel.vfs.lookup(path)
+  if (typeof node === 'number') {
+    if (node !== -ENOENT || (flags & O_CREAT) === 0) return node
+    const p = kernel.vfs.parentOf(path)
+    if (typeof p === 'number') return p
+    node = new RegularFile(new Uint8Array(0), 0o100000 | (mode & 0o7777))
+    p.dir.children.set(p.name, node)
+  } else if ((flags & O_CREAT) !== 0 && (flags & O_EXCL) !== 0) return -EEXIST
+  if ((flags & O_DIRECTORY) !== 0 && !(node instanceof Directory)) return -ENOTDIR
+  if (node instanceof Directory && (flags & O_ACCMODE) !== 0) return -EISDIR
+  if ((flags & O_TRUNC) !== 0 && node instanceof RegularFile && (flags & O_ACCMODE) !== 0) node.truncate(0)
+  return task.files.install(
+    new OpenFile(node, flags & ~(O_CREAT | O_EXCL | O_TRUNC), path),
+    (flags & O_CLOEXEC) !== 0,
+  )
+}
+
+export function hostOpen(ctx: SyscallContext, path: string, flags: number, mode: number): number {
+  return openPath(ctx, path, flags, mode)
+}
+
+def(2, 'open', (ctx, path, flags, mode) => {
+  const p = strncpyFromUser(ctx.task.mm, path, 4096)
+  return p === null ? -36 : openPath(ctx, p, flags, mode)
+})
+def(257, 'openat', (ctx, dirfd, path, flags, mode) => {
+  const p = strncpyFromUser(ctx.task.mm, path, 4096)
+  if (p === null) return -36
+  if (dirfd !== AT_FDCWD && !p.startsWith('/')) return -EINVAL
+  return openPath(ctx, p, flags, mode)
+})
+
+// struct stat (x86-64, 144 bytes).
+function statBuf(node: Inode): Uint8Array {
+  const b = new Uint8Array(144)
+  const v = new DataView(b.buffer)
+  const u64 = (o: number, x: number) => v.setBigUint64(o, BigInt(x), true)
+  u64(0, 1) // st_dev
+  u64(8, node.ino)
+  u64(16, node.nlink)
+  v.setUint32(24, node.mode, true)
+  u64(48, node.size())
+  u64(56, 4096)
+  u64(64, Math.ceil(node.size() / 512))
+  return b
+}
+
+def(5, 'fstat', (ctx, fd, buf) => {
+  const f = fileOf(ctx.task, fd)
+  if (typeof f === 'number') return f
+  copyToUser(ctx.task.mm, buf, statBuf(f.inode))
+  return 0
+})
+const statPath: SyscallFn = (ctx, path, buf) => {
+  const p = strncpyFromUser(ctx.task.mm, path, 4096)
+  if (p === null) return -36
+  const node = ctx.kernel.vfs.lookup(p)
+  if (typeof node === 'number') return node
+  copyToUser(ctx.task.mm, buf, statBuf(node))
+  return 0
+}
+def(4, 'stat', statPath)
+def(6, 'lstat', statPath)
+def(262, 'newfstatat', (ctx, dirfd, path, buf, flags) => {
+  const p = strncpyFromUser(ctx.task.mm, path, 4096)
+  if (p === null) return -36
+  if (p === '' && (flags & 0x1000) !== 0) return syscallTable.get(5)!(ctx, dirfd, buf) // AT_EMPTY_PATH
+  return statPath(ctx, path, buf)
+})
+
+def(21, 'access', (ctx, path) => {
+  const p = strncpyFromUser(ctx.task.mm, path, 4096)
+  if (p === null) return -36
+  const node = ctx.kernel.vfs.lookup(p)
+  return typeof node === 'number' ? node : 0
+})
+
+def(32, 'dup', ({ task }, fd) => {
+  const f = fileOf(task, fd)
+  if (typeof f === 'number') return f
+  f.refs++
+  return task.files.install(f)
+})
+const dup3: SyscallFn = ({ task }, oldfd, newfd, flags) => {
+  const f = fileOf(task, oldfd)
+  if (typeof f === 'number') return f
+  if (oldfd === newfd) return flags === -1 ? newfd : -EINVAL
+  f.refs++
+  task.files.installAt(newfd, f, (flags & O_CLOEXEC) !== 0)
+  return newfd
+}
+def(33, 'dup2', (ctx, a, b) => (a === b ? (ctx.task.files.get(a) ? b : -EBADF) : dup3(ctx, a, b, 0)))
+def(292, 'dup3', dup3)
+
+def(72, 'fcntl', ({ task }, fd, cmd, arg) => {
+  const f = fileOf(task, fd)
+  if (typeof f === 'number') return f
+  const e = task.files.fds[fd]!
+  switch (cmd) {
+    case 0: // F_DUPFD
+    case 1030: // F_DUPFD_CLOEXEC
+      f.refs++
+      return task.files.install(f, cmd === 1030, arg)
+    case 1: // F_GETFD
+      return e.cloexec ? 1 : 0
+    case 2: // F_SETFD
+      e.cloexec = (arg & 1) !== 0
+      return 0
+    case 3: // F_GETFL
+      return f.flags
+    case 4: // F_SETFL
+      f.flags = (f.flags & O_ACCMODE) | (arg & (O_APPEND | 0o4000))
+      return 0
+    default:
+      return -EINVAL
+  }
+})
+
+function makePipe(ctx: SyscallContext, fds: number, flags: number): number {
+  const pipe = new Pipe()
+  const r = ctx.task.files.install(
+    new OpenFile(new PipeEnd(pipe, false), 0, 'pipe:[r]'),
+    (flags & O_CLOEXEC) !== 0,
+  )
+  const w = ctx.task.files.install(
+    new OpenFile(new PipeEnd(pipe, true), 1, 'pipe:[w]'),
+    (flags & O_CLOEXEC) !== 0,
+  )
+  writeUserU32(ctx.task.mm, fds, r)
+  writeUserU32(ctx.task.mm, fds + 4, w)
+  return 0
+}
+def(22, 'pipe', (ctx, fds) => makePipe(ctx, fds, 0))
+def(293, 'pipe2', (ctx, fds, flags) => makePipe(ctx, fds, flags))
+
+def(217, 'getdents64', (ctx, fd, buf, count) => {
+  const f = fileOf(ctx.task, fd)
+  if (typeof f === 'number') return f
+  if (!(f.inode instanceof Directory)) return -ENOTDIR
+  const entries: [string, Inode][] = [
+    ['.', f.inode],
+    ['..', f.inode.parent ?? f.inode],
+    ...[...f.inode.children.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  ]
+  const out: number[] = []
+  while (f.pos < entries.length) {
+    const [name, node] = entries[f.pos]
+    const nameBytes = enc.encode(name)
+    const reclen = Math.ceil((19 + nameBytes.length + 1) / 8) * 8
+    if (out.length + reclen > count) break
+    const rec = new Uint8Array(reclen)
+    const v = new DataView(rec.buffer)
+    v.setBigUint64(0, BigInt(node.ino), true)
+    v.setBigUint64(8, BigInt(f.pos + 1), true)
+    v.setUint16(16, reclen, true)
+    const fmt = node.mode & S_IFMT
+    rec[18] = fmt === 0o040000 ? 4 : fmt === 0o100000 ? 8 : fmt === 0o020000 ? 2 : fmt === 0o010000 ? 1 : 0
+    rec.set(nameBytes, 19)
+    out.push(...rec)
+    f.pos++
+  }
+  if (out.length === 0 && f.pos < entries.length) return -EINVAL
+  copyToUser(ctx.task.mm, buf, Uint8Array.from(out))
+  return out.length
+})
+
+def(83, 'mkdir', (ctx, path) => {
+  const p = strncpyFromUser(ctx.task.mm, path, 4096)
+  if (p === null) return -36
+  const parent = ctx.kernel.vfs.parentOf(p)
+  return typeof parent === 'number' ? parent : ctx.kernel.vfs.mkdir(parent.dir, parent.name)
+})
+def(87, 'unlink', (ctx, path) => {
+  const p = strncpyFromUser(ctx.task.mm, path, 4096)
+  if (p === null) return -36
+  const parent = ctx.kernel.vfs.parentOf(p)
+  return typeof parent === 'number' ? parent : ctx.kernel.vfs.unlink(parent.dir, parent.name)
+})
+def(84, 'rmdir', (ctx, path) => {
+  const p = strncpyFromUser(ctx.task.mm, path, 4096)
+  if (p === null) return -36
+  const parent = ctx.kernel.vfs.parentOf(p)
+  return typeof parent === 'number' ? parent : ctx.kernel.vfs.rmdir(parent.dir, parent.name)
+})
+def(82, 'rename', (ctx, from, to) => {
+  const a = strncpyFromUser(ctx.task.mm, from, 4096)
+  const b = strncpyFromUser(ctx.task.mm, to, 4096)
+  if (a === null || b === null) return -36
+  const pa = ctx.kernel.vfs.parentOf(a)
+  const pb = ctx.kernel.vfs.parentOf(b)
+  if (typeof pa === 'number') return pa
+  if (typeof pb === 'number') return pb
+  const node = pa.dir.children.get(pa.name)
+  if (!node) return -ENOENT
+  pa.dir.children.delete(pa.name)
+  pb.dir.children.set(pb.name, node)
+  return 0
+})
+def(79, 'getcwd', (ctx, buf, size) => {
+  const cwd = enc.encode('/\0')
+  if (size < cwd.length) return -34
+  copyToUser(ctx.task.mm, buf, cwd)
+  return cwd.length
+})
+def(80, 'chdir', () => 0)
+def(95, 'umask', () => 0o022)
+
+// ---------------------------------------------------------------- memory
+
+const MAP_SHARED = 1
+const MAP_FIXED = 0x10
+const MAP_ANONYMOUS = 0x20
+
+def(12, 'brk', ({ task }, addr) => {
+  const mm = task.mm
+  if (addr === 0 || addr < mm.brkStart) return mm.brk
+  const newEnd = pageUp(addr)
+  const oldEnd = pageUp(mm.brk)
+  if (newEnd > oldEnd) {
+    if (mm.vmas.some((v) => v.start < newEnd && v.end > oldEnd)) return mm.brk
+    mm.addVma({
+      start: oldEnd,
+      end: newEnd,
+      prot: PROT_READ | PROT_WRITE,
+      kind: 'heap',
+      name: '[heap]',
+      shared: false,
+    })
+  } else if (newEnd < oldEnd) mm.unmapRange(newEnd, oldEnd)
+  mm.brk = addr
+  return addr
+})
+
+def(9, 'mmap', (ctx, addr, len, prot, flags, fd, off) => {
+  const mm = ctx.task.mm
+  if (len <= 0 || addr % PAGE !== 0) return -EINVAL
+  const size = pageUp(len)
+  const start = (flags & MAP_FIXED) !== 0 ? addr : mm.findFree(size, addr)
+  mm.addVma({ start, end: start + size, prot, kind: 'anon', name: '', shared: (flags & MAP_SHARED) !== 0 })
+  if ((flags & MAP_ANONYMOUS) === 0) {
+    const f = fileOf(ctx.task, fd)
+    if (typeof f === 'number') return f
+    if (!(f.inode instanceof RegularFile)) return -19
+    mm.write(start, f.inode.readAt(off, len))
+  }
+  return start
+})
+def(11, 'munmap', ({ task }, addr, len) => {
+  if (addr % PAGE !== 0) return -EINVAL
+  task.mm.unmapRange(addr, addr + pageUp(len))
+  return 0
+})
+def(10, 'mprotect', ({ task, cpu }, addr, len, prot) => {
+  if (addr % PAGE !== 0) return -EINVAL
+  task.mm.protect(addr, addr + pageUp(len), prot)
+  cpu.flushTlb()
+  return 0
+})
+def(28, 'madvise', () => 0)
+
+// ---------------------------------------------------------------- process state
+
+def(39, 'getpid', ({ task }) => task.tgid)
+def(186, 'gettid', ({ task }) => task.pid)
+def(110, 'getppid', ({ task }) => task.parent?.tgid ?? 0)
+for (const [nr, name] of [
+  [102, 'getuid'],
+  [104, 'getgid'],
+  [107, 'geteuid'],
+  [108, 'getegid'],
+] as const)
+  def(nr, name, () => 0)
+def(218, 'set_tid_address', ({ task }, tidptr) => {
+  task.clearChildTid = tidptr
+  return task.pid
+})
+def(273, 'set_robust_list', () => 0)
+def(13, 'rt_sigaction', ({ task }, _sig, _act, oldact) => {
+  if (oldact) copyToUser(task.mm, oldact, new Uint8Array(32))
+  return 0
+})
+def(14, 'rt_sigprocmask', ({ task }, _how, _set, oldset) => {
+  if (oldset) writeUserU64(task.mm, oldset, 0)
+  return 0
+})
+def(131, 'sigaltstack', () => 0)
+def(24, 'sched_yield', () => 0)
+
+const ARCH_SET_GS = 0x1001
+const ARCH_SET_FS = 0x1002
+const ARCH_GET_FS = 0x1003
+const ARCH_GET_GS = 0x1004
+def(158, 'arch_prctl', ({ task, cpu }, code, addr) => {
+  switch (code) {
+    case ARCH_SET_FS:
+      cpu.fsBase = addr
+      task.fsBase = addr
+      return 0
+    case ARCH_SET_GS:
+      cpu.kernelGsBase = addr
+      task.gsBase = addr
+      return 0
+    case ARCH_GET_FS:
+      writeUserU64(task.mm, addr, cpu.fsBase)
+      return 0
+    case ARCH_GET_GS:
+      writeUserU64(task.mm, addr, cpu.kernelGsBase)
+      return 0
+    default:
+      return -EINVAL
+  }
+})
+
+def(63, 'uname', ({ task }, buf) => {
+  const fields = ['Linux', 'probekit', '2.6.26-probekit', '#1 SMP', 'x86_64', '(none)']
+  const out = new Uint8Array(65 * 6)
+  fields.forEach((f, i) => out.set(enc.encode(f), i * 65))
+  copyToUser(task.mm, buf, out)
+  return 0
+})
+
+def(302, 'prlimit64', ({ task }, _pid, resource, _new, old) => {
+  if (old) {
+    const b = new Uint8Array(16)
+    const v = new DataView(b.buffer)
+    const lim = resource === 3 ? 8 * 1024 * 1024 : resource === 7 ? 1024 : -1 // RLIMIT_STACK, RLIMIT_NOFILE
+    v.setBigInt64(0, BigInt(lim), true)
+    v.setBigInt64(8, BigInt(lim), true)
+    copyToUser(task.mm, old, b)
+  }
+  return 0
+})
+
+// ---------------------------------------------------------------- time and randomness
+
+/** The virtual clock: guest cycles at a nominal 1 GHz, starting at a fixed epoch. */
+export const CLOCK_EPOCH_SECONDS = 1_700_000_000
+function nowNs(ctx: SyscallContext): number {
+  return ctx.kernel.machine.cycles(ctx.cpu.id)
+}
+def(228, 'clock_gettime', (ctx, clock, tp) => {
+  const ns = nowNs(ctx)
+  const sec = (clock === 0 ? CLOCK_EPOCH_SECONDS : 0) + Math.floor(ns / 1e9)
+  const b = new Uint8Array(16)
+  const v = new DataView(b.buffer)
+  v.setBigInt64(0, BigInt(sec), true)
+  v.setBigInt64(8, BigInt(ns % 1e9), true)
+  copyToUser(ctx.task.mm, tp, b)
+  return 0
+})
+def(96, 'gettimeofday', (ctx, tv) => {
+  if (!tv) return 0
+  const ns = nowNs(ctx)
+  const b = new Uint8Array(16)
+  const v = new DataView(b.buffer)
+  v.setBigInt64(0, BigInt(CLOCK_EPOCH_SECONDS + Math.floor(ns / 1e9)), true)
+  v.setBigInt64(8, BigInt(Math.floor((ns % 1e9) / 1000)), true)
+  copyToUser(ctx.task.mm, tv, b)
+  return 0
+})
+
+let randomState = 0x9e3779b9
+/** getrandom with a fixed seed: runs are reproducible. */
+def(318, 'getrandom', ({ task }, buf, len) => {
+  const out = new Uint8Array(len)
+  for (let i = 0; i < len; i++) {
+    randomState ^= randomState << 13
+    randomState ^= randomState >>> 17
+    randomState ^= randomState << 5
+    out[i] = randomState & 0xff
+  }
+  copyToUser(task.mm, buf, out)
+  return len
+})
+
+// ---------------------------------------------------------------- processes
+
+def(61, 'wait4', (ctx, pid, status, options) => wait4(ctx, pid, status, options))
+def(202, 'futex', (ctx, uaddr, op, val) => futex(ctx, uaddr, op, val))
+def(57, 'fork', (ctx) => forkTask(ctx, 17, 0, 0, 0))
+def(58, 'vfork', (ctx) => forkTask(ctx, 0x4000 | 0x100 | 17, 0, 0, 0))
+def(56, 'clone', (ctx, flags, stack, ptid, ctid) => forkTask(ctx, flags, stack, ptid, ctid))
+
+/** Sleep until the virtual clock passes a deadline kept across restarts. */
+function sleepUntil(ctx: SyscallContext, nr: number, ns: number): SyscallResult {
+  const { kernel, task } = ctx
+  const now = kernel.machine.cycles(0)
+  if (task.restart?.nr === nr && task.restart.deadline !== undefined) {
+    if (now >= task.restart.deadline) {
+      task.restart = null
+      return 0
+    }
+  } else task.restart = { nr, deadline: now + ns }
+  const deadline = task.restart!.deadline!
+  return { wouldBlock: true, ready: () => kernel.machine.cycles(0) >= deadline }
+}
+function timespecNs(ctx: SyscallContext, ts: number): number {
+  return readUserU64(ctx.task.mm, ts) * 1e9 + readUserU64(ctx.task.mm, ts + 8)
+}
+def(35, 'nanosleep', (ctx, req) => sleepUntil(ctx, 35, timespecNs(ctx, req)))
+def(230, 'clock_nanosleep', (ctx, _clock, flags, req) => {
+  const ns = timespecNs(ctx, req)
+  return sleepUntil(ctx, 230, (flags & 1) !== 0 ? Math.max(0, ns - ctx.kernel.machine.cycles(0)) : ns)
+})
+
+/** Signals: only default actions so far (terminate); handlers come with signal delivery. */
+function sendSignal(ctx: SyscallContext, target: Task, sig: number): number {
+  if (sig === 0) return 0
+  if (sig < 1 || sig > 64) return -EINVAL
+  const ignoredByDefault = sig === 17 || sig === 23 || sig === 28 // SIGCHLD SIGURG SIGWINCH
+  if (ignoredByDefault) return 0
+  ctx.kernel.killTask(ctx.cpu, target, sig)
+  return 0
+}
+def(62, 'kill', (ctx, pid, sig) => {
+  const t = ctx.kernel.tasks.get(pid > 0 ? pid : ctx.task.tgid)
+  return t && t.state !== 'zombie' ? sendSignal(ctx, t, sig) : -ESRCH
+})
+def(200, 'tkill', (ctx, tid, sig) => {
+  const t = ctx.kernel.tasks.get(tid)
+  return t && t.state !== 'zombie' ? sendSignal(ctx, t, sig) : -ESRCH
+})
+def(234, 'tgkill', (ctx, tgid, tid, sig) => {
+  const t = ctx.kernel.tasks.get(tid)
+  return t && t.tgid === tgid && t.state !== 'zombie' ? sendSignal(ctx, t, sig) : -ESRCH
+})

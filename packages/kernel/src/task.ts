@@ -1,0 +1,66 @@
+// Tasks (task_struct): a thread of a process, with its saved user context.
+// Kernel code never blocks, so a task off-CPU is fully described by the
+// pt_regs frame it last entered the kernel with, plus its FS/GS bases.
+
+import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from './abi.js'
+import type { FdTable } from './files.js'
+import type { Mm } from './mm.js'
+
+export type TaskState = 'runnable' | 'running' | 'parked' | 'zombie' | 'idle'
+
+export class Task {
+  /** The saved pt_regs frame (user context while off-CPU). */
+  readonly regs = new Uint8Array(PT_REGS_SIZE)
+  state: TaskState = 'runnable'
+  fsBase = 0
+  /** The user GS base (in KERNEL_GS_BASE while the task is in the kernel). */
+  gsBase = 0
+  exitCode = 0
+  /** Signal that killed it, or 0. */
+  exitSignal = 0
+  children: Task[] = []
+  /** CLONE_CHILD_CLEARTID / set_tid_address: cleared and futex-woken at exit. */
+  clearChildTid = 0
+  /** Woken when this returns true; the task then re-runs its syscall. */
+  waitCondition: (() => boolean) | null = null
+  /** The CPU it runs on, or -1. */
+  cpu = -1
+  /** Address of its guest struct task_struct. */
+  guestTask = 0
+  /** Virtual time (instructions) it last ran, for fair round-robin. */
+  lastRan = 0
+  /** Set when a vfork child has exec'd or exited (the parent may go on). */
+  vforkDone = false
+  /** A signal whose default action kills it, delivered when it next reaches a CPU. */
+  pendingKill = 0
+  /** Per-syscall state kept across a restart (a sleep's deadline, a futex wake-up). */
+  restart: { nr: number; deadline?: number; woken?: boolean } | null = null
+
+  constructor(
+    readonly pid: number,
+    public tgid: number,
+    public parent: Task | null,
+    public comm: string,
+    public mm: Mm,
+    public files: FdTable,
+  ) {}
+
+  get isThreadGroupLeader(): boolean {
+    return this.pid === this.tgid
+  }
+
+  private get view(): DataView {
+    return new DataView(this.regs.buffer)
+  }
+
+  getReg(f: PtRegsField): number {
+    const v = this.view
+    return v.getInt32(PT_REGS[f] + 4, true) * 0x1_0000_0000 + v.getUint32(PT_REGS[f], true)
+  }
+
+  setReg(f: PtRegsField, value: number): void {
+    const v = this.view
+    v.setInt32(PT_REGS[f], value | 0, true)
+    v.setInt32(PT_REGS[f] + 4, Math.floor(value / 0x1_0000_0000) | 0, true)
+  }
+}

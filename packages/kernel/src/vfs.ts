@@ -1,0 +1,345 @@
+// An in-memory file system: directories, regular files, character devices
+// and pipes, plus read-only host mounts through the HostDirectory interface
+// (the command line supplies one backed by the real file system; this
+// package itself uses no Node API).
+
+import { EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE } from './errno.js'
+import type { OpenFile, WouldBlock } from './files.js'
+
+export const S_IFMT = 0o170000
+export const S_IFREG = 0o100000
+export const S_IFDIR = 0o040000
+export const S_IFCHR = 0o020000
+export const S_IFIFO = 0o010000
+
+let nextIno = 1
+
+export interface Inode {
+  readonly ino: number
+  readonly mode: number
+  readonly seekable: boolean
+  size(): number
+  read(f: OpenFile, count: number): Uint8Array | number | WouldBlock
+  write(f: OpenFile, data: Uint8Array): number | WouldBlock
+  open?(f: OpenFile): void
+  close?(f: OpenFile): void
+  /** For directories. */
+  children?: Map<string, Inode>
+  /** Device ioctl (TCGETS on the console). */
+  ioctl?(request: number): number
+  nlink: number
+  mtime: number
+}
+
+export class RegularFile implements Inode {
+  readonly ino = nextIno++
+  readonly seekable = true
+  nlink = 1
+  mtime = 0
+  data: Uint8Array
+  private length: number
+  constructor(
+    initial: Uint8Array = new Uint8Array(0),
+    readonly mode = S_IFREG | 0o644,
+  ) {
+    this.data = initial.slice()
+    this.length = initial.length
+  }
+  size(): number {
+    return this.length
+  }
+  contents(): Uint8Array {
+    return this.data.subarray(0, this.length)
+  }
+  read(f: OpenFile, count: number): Uint8Array {
+    const out = this.data.slice(f.pos, Math.min(this.length, f.pos + count))
+    f.pos += out.length
+    return out
+  }
+  readAt(pos: number, count: number): Uint8Array {
+    return this.data.slice(pos, Math.min(this.length, pos + count))
+  }
+  write(f: OpenFile, data: Uint8Array): number {
+    if ((f.flags & 0o2000) !== 0) f.pos = this.length // O_APPEND
+    const n = this.writeAt(f.pos, data)
+    f.pos += n
+    return n
+  }
+  writeAt(pos: number, data: Uint8Array): number {
+    const end = pos + data.length
+    if (end > this.data.length) {
+      const grown = new Uint8Array(Math.max(end, this.data.length * 2, 64))
+      grown.set(this.data.subarray(0, this.length))
+      this.data = grown
+    }
+    if (pos > this.length) this.data.fill(0, this.length, pos)
+    this.data.set(data, pos)
+    this.length = Math.max(this.length, end)
+    return data.length
+  }
+  truncate(len: number): void {
+    if (len > this.data.length) {
+      const grown = new Uint8Array(len)
+      grown.set(this.data.subarray(0, this.length))
+      this.data = grown
+    } else this.data.fill(0, len, this.length)
+    this.length = len
+  }
+}
+
+export class Directory implements Inode {
+  readonly ino = nextIno++
+  readonly mode = S_IFDIR | 0o755
+  readonly seekable = true
+  readonly children = new Map<string, Inode>()
+  nlink = 2
+  mtime = 0
+  constructor(public parent: Directory | null = null) {}
+  size(): number {
+    return 4096
+  }
+  read(): number {
+    return -EISDIR
+  }
+  write(): number {
+    return -EISDIR
+  }
+}
+
+/** A character device: the console, /dev/null, /dev/zero. */
+export class CharDevice implements Inode {
+  readonly ino = nextIno++
+  readonly mode = S_IFCHR | 0o666
+  readonly seekable = false
+  nlink = 1
+  mtime = 0
+  constructor(
+    private readonly onRead: (count: number) => Uint8Array | WouldBlock,
+    private readonly onWrite: (data: Uint8Array) => number,
+    private readonly tty = false,
+  ) {}
+  size(): number {
+    return 0
+  }
+  read(_f: OpenFile, count: number): Uint8Array | WouldBlock {
+    return this.onRead(count)
+  }
+  write(_f: OpenFile, data: Uint8Array): number {
+    return this.onWrite(data)
+  }
+  /** TCGETS succeeds on a terminal (so libc line-buffers it); ENOTTY elsewhere. */
+  ioctl(request: number): number {
+    if (request === 0x5401 || request === 0x5413) return this.tty ? 0 : -25
+    return -25
+  }
+}
+
+/** One end's view of a pipe buffer. */
+export class Pipe {
+  readonly buffer: number[] = []
+  readers = 0
+  writers = 0
+  static readonly CAPACITY = 65536
+}
+
+export class PipeEnd implements Inode {
+  readonly ino = nextIno++
+  readonly mode = S_IFIFO | 0o600
+  readonly seekable = false
+  nlink = 1
+  mtime = 0
+  constructor(
+    readonly pipe: Pipe,
+    readonly isWriter: boolean,
+  ) {}
+  size(): number {
+    return this.pipe.buffer.length
+  }
+  open(): void {
+    if (this.isWriter) this.pipe.writers++
+    else this.pipe.readers++
+  }
+  close(): void {
+    if (this.isWriter) this.pipe.writers--
+    else this.pipe.readers--
+  }
+  read(_f: OpenFile, count: number): Uint8Array | WouldBlock {
+    const p = this.pipe
+    if (p.buffer.length === 0) {
+      if (p.writers === 0) return new Uint8Array(0)
+      return { wouldBlock: true, ready: () => p.buffer.length > 0 || p.writers === 0 }
+    }
+    return Uint8Array.from(p.buffer.splice(0, count))
+  }
+  write(_f: OpenFile, data: Uint8Array): number | WouldBlock {
+    const p = this.pipe
+    if (p.readers === 0) return -EPIPE
+    const room = Pipe.CAPACITY - p.buffer.length
+    if (room === 0)
+      return { wouldBlock: true, ready: () => p.buffer.length < Pipe.CAPACITY || p.readers === 0 }
+    const n = Math.min(room, data.length)
+    for (let i = 0; i < n; i++) p.buffer.push(data[i])
+    return n
+  }
+}
+
+/** Read-only host directory tree (implemented by the CLI over the real file system). */
+export interface HostDirectory {
+  list(path: string): string[] | null
+  stat(path: string): { type: 'file' | 'dir'; size: number } | null
+  read(path: string): Uint8Array | null
+}
+
+export interface Lookup {
+  inode: Inode
+  parent: Directory
+  name: string
+}
+
+/** The file system tree and path walking. */
+export class Vfs {
+  readonly root = new Directory()
+
+  constructor() {
+    this.root.parent = this.root
+  }
+
+  /** Resolve an absolute or cwd-relative path. */
+  lookup(path: string, cwd: Directory = this.root): Inode | number {
+    const r = this.walk(path, cwd)
+    return typeof r === 'number' ? r : r.inode
+  }
+
+  walk(path: string, cwd: Directory = this.root): Lookup | number {
+    if (path === '') return -ENOENT
+    let dir: Directory = path.startsWith('/') ? this.root : cwd
+    const parts = path.split('/').filter((p) => p !== '' && p !== '.')
+    if (parts.length === 0) return { inode: dir, parent: dir.parent ?? dir, name: '.' }
+    for (let i = 0; i < parts.length; i++) {
+      const name = parts[i]
+      const next: Inode | undefined = name === '..' ? (dir.parent ?? dir) : dir.children.get(name)
+      if (!next) return -ENOENT
+      if (i === parts.length - 1) return { inode: next, parent: dir, name }
+      if (!(next instanceof Directory)) return -ENOTDIR
+      dir = next
+    }
+    return -ENOENT
+  }
+
+  /** The directory that would contain path, and the last component. */
+  parentOf(path: string, cwd: Directory = this.root): { dir: Directory; name: string } | number {
+    const trimmed = path.replace(/\/+$/, '')
+    const i = trimmed.lastIndexOf('/')
+    const dirPath = i < 0 ? '.' : i === 0 ? '/' : trimmed.slice(0, i)
+    const name = trimmed.slice(i + 1)
+    const d = this.lookup(dirPath, cwd)
+    if (typeof d === 'number') return d
+    if (!(d instanceof Directory)) return -ENOTDIR
+    if (name === '' || name === '.' || name === '..') return -EINVAL
+    return { dir: d, name }
+  }
+
+  mkdirp(path: string): Directory {
+    let dir = this.root
+    for (const part of path.split('/').filter((p) => p !== '')) {
+      let next = dir.children.get(part)
+      if (!next) {
+        next = new Directory(dir)
+        dir.children.set(part, next)
+      }
+      if (!(next instanceof Directory)) throw new Error(`${path}: not a directory`)
+      dir = next
+    }
+    return dir
+  }
+
+  /** Create (or replace) a regular file with contents; parents are created. */
+  writeFile(path: string, data: Uint8Array, mode = 0o755): RegularFile {
+    const i = path.lastIndexOf('/')
+    const dir = this.mkdirp(path.slice(0, i))
+    const f = new RegularFile(data, S_IFREG | mode)
+    dir.children.set(path.slice(i + 1), f)
+    return f
+  }
+
+  /** Mount a read-only host directory at path: its files are copied in lazily on first lookup of the directory. */
+  mountHost(path: string, host: HostDirectory): void {
+    const dir = this.mkdirp(path)
+    populate(dir, host, '')
+  }
+
+  unlink(dir: Directory, name: string): number {
+    const node = dir.children.get(name)
+    if (!node) return -ENOENT
+    if (node instanceof Directory) return -EISDIR
+    dir.children.delete(name)
+    node.nlink--
+    return 0
+  }
+
+  rmdir(dir: Directory, name: string): number {
+    const node = dir.children.get(name)
+    if (!node) return -ENOENT
+    if (!(node instanceof Directory)) return -ENOTDIR
+    if (node.children.size > 0) return -ENOTEMPTY
+    dir.children.delete(name)
+    return 0
+  }
+
+  mkdir(dir: Directory, name: string): number {
+    if (dir.children.has(name)) return -EEXIST
+    dir.children.set(name, new Directory(dir))
+    return 0
+  }
+}
+
+function populate(dir: Directory, host: HostDirectory, rel: string): void {
+  for (const name of host.list(rel) ?? []) {
+    const p = rel === '' ? name : `${rel}/${name}`
+    const st = host.stat(p)
+    if (!st) continue
+    if (st.type === 'dir') {
+      const sub = new Directory(dir)
+      dir.children.set(name, sub)
+      populate(sub, host, p)
+    } else {
+      dir.children.set(name, new HostFile(host, p, st.size))
+    }
+  }
+}
+
+/** A read-only file whose bytes are read from the host on first use. */
+class HostFile extends RegularFile {
+  private loaded = false
+  constructor(
+    private readonly host: HostDirectory,
+    private readonly hostPath: string,
+    private readonly hostSize: number,
+  ) {
+    super(new Uint8Array(0), S_IFREG | 0o555)
+  }
+  private load(): void {
+    if (this.loaded) return
+    this.loaded = true
+    const data = this.host.read(this.hostPath) ?? new Uint8Array(0)
+    this.writeAt(0, data)
+  }
+  override size(): number {
+    return this.loaded ? super.size() : this.hostSize
+  }
+  override contents(): Uint8Array {
+    this.load()
+    return super.contents()
+  }
+  override read(f: OpenFile, count: number): Uint8Array {
+    this.load()
+    return super.read(f, count)
+  }
+  override readAt(pos: number, count: number): Uint8Array {
+    this.load()
+    return super.readAt(pos, count)
+  }
+  override write(): number {
+    return -30 // EROFS
+  }
+}
