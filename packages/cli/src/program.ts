@@ -21,6 +21,7 @@ function createProgram(io: CliIo): Command {
     .helpCommand('help [command]', 'print help for a command')
     .exitOverride()
     .showSuggestionAfterError(true)
+    .enablePositionalOptions()
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),

@@ -53,6 +53,20 @@ import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
 import { Mm } from './mm.js'
 import { Printk } from './printk.js'
 import { execTask, forkTask } from './process.js'
+import {
+  bit,
+  defaultAction,
+  SA_NODEFER,
+  SA_RESETHAND,
+  SA_RESTART,
+  SIG_DFL,
+  SIG_IGN,
+  SIGKILL,
+  SIGSEGV,
+  type SigInfo,
+  sanitizeMask,
+  setupRtFrame,
+} from './signals.js'
 import { hostOpen, type SyscallContext, type SyscallResult, syscallName, syscallTable } from './syscalls.js'
 import { Task } from './task.js'
 import { BadAddress, copyFromUser, copyToUser, writeUserU32 } from './user-memory.js'
@@ -354,6 +368,12 @@ export class Kernel {
   }
 
   private schedule(cpu: Cpu, regs: number): void {
+    this.scheduleOnly(cpu, regs)
+    const next = this.current(cpu)
+    if (next.state === 'running') this.deliverSignals(cpu, next, this.frame(regs))
+  }
+
+  private scheduleOnly(cpu: Cpu, regs: number): void {
     this.writePhys64(this.physOfDirect(this.cpuState[cpu.id].percpu) + PERCPU_NEED_RESCHED, 0)
     const prev = this.current(cpu)
     if (prev.pendingKill !== 0 && prev.state === 'running') {
@@ -392,7 +412,13 @@ export class Kernel {
     })
     m.registerHypercall(HC_SYSCALL, (c) => {
       const regs = arg(c, 0)
-      ret(c, this.syscall(c, regs))
+      const r = this.syscall(c, regs)
+      const frame = this.frame(regs)
+      frame.set('ax', r)
+      const task = this.current(c)
+      if (task.state === 'running') this.deliverSignals(c, task, frame)
+      // The guest stores the result in regs->ax: give it what the frame now holds.
+      ret(c, frame.get('ax'))
     })
     m.registerHypercall(HC_FILE_WRITE, (c) => {
       const task = this.current(c)
@@ -480,6 +506,76 @@ export class Kernel {
     if (task === this.init) this.machine.stop(`init exited with status ${exitStatus(task).status}`)
   }
 
+  /** Queue a signal for a task (kill, tgkill, faults). Ignored ones are dropped; a parked task is woken. */
+  sendSignal(c: Cpu, target: Task, info: SigInfo): void {
+    const sig = info.signo
+    const action = target.sighand.actions[sig]
+    const def = defaultAction(sig)
+    if (
+      sig !== SIGKILL &&
+      (action.handler === SIG_IGN || (action.handler === SIG_DFL && (def === 'ign' || def === 'cont')))
+    )
+      return
+    if (
+      sig === SIGKILL ||
+      (action.handler === SIG_DFL && (def === 'term' || def === 'core') && (target.blocked & bit(sig)) === 0n)
+    ) {
+      this.killTask(c, target, sig)
+      return
+    }
+    target.pending.set(sig, info)
+    if (target.state === 'parked' && (target.blocked & bit(sig)) === 0n) {
+      target.state = 'runnable'
+      target.waitCondition = null
+      target.interrupted = true
+    }
+    if (target.state === 'running' && target.cpu !== c.id) this.machine.interrupt(target.cpu, TIMER_VECTOR)
+  }
+
+  /** On the way back to user mode: run the first deliverable signal's handler (or its default action). */
+  deliverSignals(c: Cpu, task: Task, frame: PtRegsFrame): void {
+    if (
+      task.pending.size === 0 ||
+      task.state === 'zombie' ||
+      task.state === 'idle' ||
+      (frame.get('cs') & 3) !== 3
+    )
+      return
+    for (const [sig, info] of task.pending) {
+      if ((task.blocked & bit(sig)) !== 0n) continue
+      task.pending.delete(sig)
+      const action = task.sighand.actions[sig]
+      if (action.handler === SIG_IGN) continue
+      if (action.handler === SIG_DFL) {
+        const def = defaultAction(sig)
+        if (def === 'ign' || def === 'cont' || def === 'stop') continue
+        this.killTask(c, task, sig)
+        return
+      }
+      // A syscall cut short by the signal: restart it after the handler (SA_RESTART) or fail it with EINTR.
+      if (task.interrupted) {
+        task.interrupted = false
+        task.restart = null
+        if ((action.flags & SA_RESTART) === 0) {
+          frame.set('ip', frame.get('ip') + 2)
+          frame.set('ax', -4)
+        }
+      }
+      const oldMask = task.blocked
+      if (
+        !setupRtFrame(task, frame, info, action, oldMask, info.trapno ?? 0, info.err ?? 0, info.addr ?? 0)
+      ) {
+        this.killTask(c, task, SIGSEGV)
+        return
+      }
+      task.blocked = sanitizeMask(
+        task.blocked | action.mask | ((action.flags & SA_NODEFER) === 0 ? bit(sig) : 0n),
+      )
+      if ((action.flags & SA_RESETHAND) !== 0) Object.assign(action, { handler: SIG_DFL, flags: 0 })
+      return
+    }
+  }
+
   /** A fatal signal (default action): the whole thread group ends with it. */
   killTask(c: Cpu, target: Task, sig: number): void {
     const leader = this.tasks.get(target.tgid) ?? target
@@ -531,19 +627,24 @@ export class Kernel {
       this.machine.stop(`kernel oops: trap ${trapnr} at ${this.kallsyms.format(frame.get('ip'))}`, true)
       return 1
     }
-    // No signal handlers yet: the default action terminates the process.
     const signal =
-      trapnr === 14 || trapnr === 13
-        ? 11
-        : trapnr === 0
+      trapnr === 14 || trapnr === 13 || trapnr === 12
+        ? SIGSEGV
+        : trapnr === 0 || trapnr === 16 || trapnr === 19
           ? 8
           : trapnr === 6
             ? 4
             : trapnr === 3 || trapnr === 1
               ? 5
-              : 11
-    this.exitTask(c, task, 0, signal)
-    this.schedule(c, regs)
+              : SIGSEGV
+    const info: SigInfo = { signo: signal, code: trapnr === 14 ? 1 : 128, trapno: trapnr, err: errorCode }
+    if (trapnr === 14) info.addr = c.cr2
+    // A fault's signal cannot wait: blocked or ignored, it kills (force_sig_fault).
+    const action = task.sighand.actions[signal]
+    if ((task.blocked & bit(signal)) !== 0n || action.handler === SIG_IGN) action.handler = SIG_DFL
+    task.pending.set(signal, info)
+    this.deliverSignals(c, task, frame)
+    if (task.state === 'zombie') this.schedule(c, regs)
     return 1
   }
 

@@ -38,6 +38,8 @@ export function forkTask(
   const thread = (flags & CLONE_THREAD) !== 0
   const realParent = thread || (flags & CLONE_PARENT) !== 0 ? parent.parent : parent
   const child = new Task(pid, thread ? parent.tgid : pid, realParent, parent.comm, mm, files)
+  child.sighand = (flags & CLONE_SIGHAND) !== 0 ? parent.sighand : parent.sighand.clone()
+  child.blocked = parent.blocked
   frame.save(child.regs)
   child.setReg('ax', 0)
   if (stack) child.setReg('sp', stack)
@@ -111,6 +113,9 @@ export function execTask(ctx: SyscallContext, path: string): number {
   cpu.fsBase = 0
   task.fsBase = 0
   task.files.closeOnExec()
+  task.sighand = task.sighand.clone()
+  task.sighand.resetOnExec()
+  task.pending.clear()
   task.comm = path.slice(path.lastIndexOf('/') + 1).slice(0, 15)
   task.vforkDone = true
   return 0

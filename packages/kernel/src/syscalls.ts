@@ -20,6 +20,7 @@ import {
 import type { Kernel, PtRegsFrame } from './kernel.js'
 import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
 import { forkTask, futex, wait4 } from './process.js'
+import { bit, NSIG, restoreRtFrame, SIGKILL, SIGSEGV, SIGSTOP, sanitizeMask } from './signals.js'
 import type { Task } from './task.js'
 import {
   copyFromUser,
@@ -460,13 +461,61 @@ def(218, 'set_tid_address', ({ task }, tidptr) => {
   return task.pid
 })
 def(273, 'set_robust_list', () => 0)
-def(13, 'rt_sigaction', ({ task }, _sig, _act, oldact) => {
-  if (oldact) copyToUser(task.mm, oldact, new Uint8Array(32))
+def(13, 'rt_sigaction', ({ task }, sig, act, oldact, sigsetsize) => {
+  if (sig < 1 || sig > NSIG || sigsetsize !== 8) return -EINVAL
+  const a = task.sighand.actions[sig]
+  if (oldact) {
+    const b = new Uint8Array(32)
+    const v = new DataView(b.buffer)
+    v.setBigUint64(0, BigInt.asUintN(64, BigInt(a.handler)), true)
+    v.setBigUint64(8, BigInt(a.flags >>> 0), true)
+    v.setBigUint64(16, BigInt.asUintN(64, BigInt(a.restorer)), true)
+    v.setBigUint64(24, a.mask, true)
+    copyToUser(task.mm, oldact, b)
+  }
+  if (act) {
+    if (sig === SIGKILL || sig === SIGSTOP) return -EINVAL
+    const v = new DataView(copyFromUser(task.mm, act, 32).buffer)
+    a.handler = Number(BigInt.asIntN(64, v.getBigUint64(0, true)))
+    a.flags = Number(v.getBigUint64(8, true) & 0xffffffffn)
+    a.restorer = Number(BigInt.asIntN(64, v.getBigUint64(16, true)))
+    a.mask = sanitizeMask(v.getBigUint64(24, true))
+  }
   return 0
 })
-def(14, 'rt_sigprocmask', ({ task }, _how, _set, oldset) => {
-  if (oldset) writeUserU64(task.mm, oldset, 0)
+def(14, 'rt_sigprocmask', ({ task }, how, set, oldset, sigsetsize) => {
+  if (sigsetsize !== 8) return -EINVAL
+  const old = task.blocked
+  if (set) {
+    const m = new DataView(copyFromUser(task.mm, set, 8).buffer).getBigUint64(0, true)
+    if (how === 0) task.blocked = sanitizeMask(old | m)
+    else if (how === 1) task.blocked = sanitizeMask(old & ~m)
+    else if (how === 2) task.blocked = sanitizeMask(m)
+    else return -EINVAL
+  }
+  if (oldset) {
+    const b = new Uint8Array(8)
+    new DataView(b.buffer).setBigUint64(0, old, true)
+    copyToUser(task.mm, oldset, b)
+  }
   return 0
+})
+def(127, 'rt_sigpending', ({ task }, set) => {
+  let m = 0n
+  for (const sig of task.pending.keys()) m |= bit(sig)
+  const b = new Uint8Array(8)
+  new DataView(b.buffer).setBigUint64(0, m & task.blocked, true)
+  copyToUser(task.mm, set, b)
+  return 0
+})
+def(15, 'rt_sigreturn', ({ kernel, cpu, task, frame }) => {
+  const mask = restoreRtFrame(task, frame)
+  if (mask === null) {
+    kernel.killTask(cpu, task, SIGSEGV)
+    return 0
+  }
+  task.blocked = sanitizeMask(mask)
+  return frame.get('ax')
 })
 def(131, 'sigaltstack', () => 0)
 def(24, 'sched_yield', () => 0)
@@ -588,13 +637,10 @@ def(230, 'clock_nanosleep', (ctx, _clock, flags, req) => {
   return sleepUntil(ctx, 230, (flags & 1) !== 0 ? Math.max(0, ns - ctx.kernel.machine.cycles(0)) : ns)
 })
 
-/** Signals: only default actions so far (terminate); handlers come with signal delivery. */
 function sendSignal(ctx: SyscallContext, target: Task, sig: number): number {
   if (sig === 0) return 0
-  if (sig < 1 || sig > 64) return -EINVAL
-  const ignoredByDefault = sig === 17 || sig === 23 || sig === 28 // SIGCHLD SIGURG SIGWINCH
-  if (ignoredByDefault) return 0
-  ctx.kernel.killTask(ctx.cpu, target, sig)
+  if (sig < 1 || sig > NSIG) return -EINVAL
+  ctx.kernel.sendSignal(ctx.cpu, target, { signo: sig, code: 0, pid: ctx.task.tgid })
   return 0
 }
 def(62, 'kill', (ctx, pid, sig) => {

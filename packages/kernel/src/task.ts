@@ -5,6 +5,7 @@
 import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from './abi.js'
 import type { FdTable } from './files.js'
 import type { Mm } from './mm.js'
+import { type SigInfo, SignalHandlers } from './signals.js'
 
 export type TaskState = 'runnable' | 'running' | 'parked' | 'zombie' | 'idle'
 
@@ -33,6 +34,14 @@ export class Task {
   vforkDone = false
   /** A signal whose default action kills it, delivered when it next reaches a CPU. */
   pendingKill = 0
+  /** Signal actions, shared by the threads of a process. */
+  sighand = new SignalHandlers()
+  /** Blocked signals (bit n-1 for signal n). */
+  blocked = 0n
+  /** Pending signals with their info, in arrival order per signal. */
+  readonly pending = new Map<number, SigInfo>()
+  /** Its parked syscall was cut short by a signal (restart or EINTR, by SA_RESTART). */
+  interrupted = false
   /** Per-syscall state kept across a restart (a sleep's deadline, a futex wake-up). */
   restart: { nr: number; deadline?: number; woken?: boolean } | null = null
 

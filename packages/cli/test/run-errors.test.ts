@@ -1,0 +1,55 @@
+// probekit run on files it cannot run: one line on stderr, exit 2, no stack
+// trace, and no guest started.
+
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const bin = fileURLToPath(new URL('../bin/probekit.js', import.meta.url))
+const dir = mkdtempSync(join(tmpdir(), 'probekit-run-'))
+
+function run(...args: string[]) {
+  const r = spawnSync(process.execPath, [bin, 'run', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+    timeout: 30_000,
+  })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+function oneLineError(r: ReturnType<typeof run>, message: RegExp) {
+  expect(r.code).toBe(2)
+  expect(r.stdout).toBe('')
+  expect(r.stderr).toMatch(/^probekit: [^\n]*\n$/)
+  expect(r.stderr).toMatch(message)
+}
+
+describe('probekit run: files it cannot run', () => {
+  it('a missing file', () => oneLineError(run(join(dir, 'nope')), /no such file/))
+
+  it('a text file', () => {
+    const f = join(dir, 'script.sh')
+    writeFileSync(f, '#!/bin/sh\necho hello\n'.repeat(8))
+    oneLineError(run(f), /not an ELF file/)
+  })
+
+  it('a 32-bit ELF', () => {
+    const f = join(dir, 'elf32')
+    const b = new Uint8Array(64)
+    b.set([0x7f, 0x45, 0x4c, 0x46, 1, 1, 1])
+    writeFileSync(f, b)
+    oneLineError(run(f), /32-bit/)
+  })
+
+  it.runIf(existsSync('/usr/bin/true'))('a dynamically linked executable', () => {
+    oneLineError(run('/usr/bin/true'), /dynamically linked/)
+  })
+
+  it('a directory', () => oneLineError(run(dir), /is a directory/))
+
+  it('a bad --cpus value', () =>
+    oneLineError(run('--cpus', 'lots', '/usr/bin/true'), /--cpus must be an integer/))
+})

@@ -1,0 +1,226 @@
+// Signals: actions, masks, pending sets, and delivery on return to user
+// mode with a real x86-64 rt_sigframe (siginfo + ucontext) on the user
+// stack; rt_sigreturn restores the interrupted context from it.
+
+import type { PtRegsFrame } from './kernel.js'
+import type { Task } from './task.js'
+import { copyFromUser, copyToUser } from './user-memory.js'
+
+export const SIGHUP = 1
+export const SIGINT = 2
+export const SIGQUIT = 3
+export const SIGILL = 4
+export const SIGTRAP = 5
+export const SIGABRT = 6
+export const SIGBUS = 7
+export const SIGFPE = 8
+export const SIGKILL = 9
+export const SIGUSR1 = 10
+export const SIGSEGV = 11
+export const SIGUSR2 = 12
+export const SIGPIPE = 13
+export const SIGALRM = 14
+export const SIGTERM = 15
+export const SIGCHLD = 17
+export const SIGCONT = 18
+export const SIGSTOP = 19
+export const SIGTSTP = 20
+export const SIGTTIN = 21
+export const SIGTTOU = 22
+export const SIGURG = 23
+export const SIGXCPU = 24
+export const SIGXFSZ = 25
+export const SIGWINCH = 28
+export const SIGSYS = 31
+export const NSIG = 64
+
+export const SIG_DFL = 0
+export const SIG_IGN = 1
+export const SA_SIGINFO = 4
+export const SA_RESTORER = 0x04000000
+export const SA_ONSTACK = 0x08000000
+export const SA_RESTART = 0x10000000
+export const SA_NODEFER = 0x40000000
+export const SA_RESETHAND = 0x80000000
+
+export type DefaultAction = 'term' | 'core' | 'ign' | 'stop' | 'cont'
+
+export function defaultAction(sig: number): DefaultAction {
+  switch (sig) {
+    case SIGQUIT:
+    case SIGILL:
+    case SIGTRAP:
+    case SIGABRT:
+    case SIGBUS:
+    case SIGFPE:
+    case SIGSEGV:
+    case SIGXCPU:
+    case SIGXFSZ:
+    case SIGSYS:
+      return 'core'
+    case SIGCHLD:
+    case SIGURG:
+    case SIGWINCH:
+      return 'ign'
+    case SIGCONT:
+      return 'cont'
+    case SIGSTOP:
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+      return 'stop'
+    default:
+      return 'term'
+  }
+}
+
+export interface SigAction {
+  handler: number
+  flags: number
+  restorer: number
+  /** Blocked during the handler (bit n-1 for signal n). */
+  mask: bigint
+}
+
+export interface SigInfo {
+  signo: number
+  code: number
+  trapno?: number
+  err?: number
+  /** Sender pid (kill) or fault address (SIGSEGV, SIGBUS). */
+  pid?: number
+  addr?: number
+}
+
+/** Shared by the threads of a process (CLONE_SIGHAND). */
+export class SignalHandlers {
+  readonly actions: SigAction[] = Array.from({ length: NSIG + 1 }, () => ({
+    handler: SIG_DFL,
+    flags: 0,
+    restorer: 0,
+    mask: 0n,
+  }))
+  clone(): SignalHandlers {
+    const s = new SignalHandlers()
+    this.actions.forEach((a, i) => {
+      s.actions[i] = { ...a }
+    })
+    return s
+  }
+  /** execve: handled signals go back to default; ignored stay ignored. */
+  resetOnExec(): void {
+    for (const a of this.actions)
+      if (a.handler !== SIG_IGN) Object.assign(a, { handler: SIG_DFL, flags: 0, restorer: 0, mask: 0n })
+  }
+}
+
+export const bit = (sig: number): bigint => 1n << BigInt(sig - 1)
+const UNBLOCKABLE = bit(SIGKILL) | bit(SIGSTOP)
+
+export function sanitizeMask(m: bigint): bigint {
+  return BigInt.asUintN(64, m) & ~UNBLOCKABLE
+}
+
+// rt_sigframe layout (arch/x86/include/asm/sigframe.h, 64-bit).
+const UC = 8 // struct ucontext after pretcode
+const MCONTEXT = UC + 40 // uc_flags, uc_link, uc_stack(24)
+const SIGMASK = MCONTEXT + 256
+const INFO = SIGMASK + 8 + 0 // struct siginfo (128 bytes)
+const FRAME_SIZE = INFO + 128
+/** sigcontext order: r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags. */
+const SIGCONTEXT_REGS = [
+  'r8',
+  'r9',
+  'r10',
+  'r11',
+  'r12',
+  'r13',
+  'r14',
+  'r15',
+  'di',
+  'si',
+  'bp',
+  'bx',
+  'dx',
+  'ax',
+  'cx',
+  'sp',
+  'ip',
+  'flags',
+] as const
+
+function put64(v: DataView, o: number, x: number | bigint): void {
+  v.setBigUint64(o, BigInt.asUintN(64, BigInt(x)), true)
+}
+function get64(v: DataView, o: number): number {
+  return Number(BigInt.asIntN(64, v.getBigUint64(o, true)))
+}
+
+/**
+ * Build the signal frame for `sig` on the task's user stack and point the
+ * frame's registers at the handler. Returns false when the stack cannot be
+ * written (the caller then kills the task with SIGSEGV, as Linux does).
+ */
+export function setupRtFrame(
+  task: Task,
+  frame: PtRegsFrame,
+  info: SigInfo,
+  action: SigAction,
+  oldMask: bigint,
+  trapno = 0,
+  err = 0,
+  cr2 = 0,
+): boolean {
+  const sp = frame.get('sp')
+  const start = Math.floor((sp - 128 - FRAME_SIZE) / 16) * 16 - 8 // as after a call: (rsp + 8) % 16 == 0 in the handler
+  const b = new Uint8Array(FRAME_SIZE)
+  const v = new DataView(b.buffer)
+  put64(v, 0, action.restorer)
+  put64(v, UC, 0x6) // UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS
+  SIGCONTEXT_REGS.forEach((r, i) => put64(v, MCONTEXT + 8 * i, frame.get(r)))
+  v.setUint16(MCONTEXT + 144, frame.get('cs'), true)
+  v.setUint16(MCONTEXT + 150, frame.get('ss'), true)
+  put64(v, MCONTEXT + 152, err)
+  put64(v, MCONTEXT + 160, trapno)
+  put64(v, MCONTEXT + 168, oldMask & 0xffffffffn)
+  put64(v, MCONTEXT + 176, cr2)
+  put64(v, MCONTEXT + 184, 0) // fpstate: none saved yet (no SSE state in the kernel ABI so far)
+  put64(v, SIGMASK, oldMask)
+  v.setInt32(INFO, info.signo, true)
+  v.setInt32(INFO + 8, info.code, true)
+  if (info.addr !== undefined) put64(v, INFO + 16, info.addr)
+  else if (info.pid !== undefined) v.setInt32(INFO + 16, info.pid, true)
+  try {
+    copyToUser(task.mm, start, b)
+  } catch {
+    return false
+  }
+  frame.set('sp', start)
+  frame.set('ip', action.handler)
+  frame.set('di', info.signo)
+  frame.set('si', start + INFO)
+  frame.set('dx', start + UC)
+  frame.set('ax', 0)
+  frame.set('flags', frame.get('flags') & ~0x40500) // clear TF, DF, AC as Linux does
+  return true
+}
+
+/** rt_sigreturn: restore the context saved at (rsp - 8); returns the mask to restore, or null when the frame is bad. */
+export function restoreRtFrame(task: Task, frame: PtRegsFrame): bigint | null {
+  const start = frame.get('sp') - 8
+  let b: Uint8Array
+  try {
+    b = copyFromUser(task.mm, start, FRAME_SIZE)
+  } catch {
+    return null
+  }
+  const v = new DataView(b.buffer)
+  SIGCONTEXT_REGS.forEach((r, i) => {
+    const x = get64(v, MCONTEXT + 8 * i)
+    frame.set(r, r === 'flags' ? (frame.get('flags') & ~0x254dd5) | (x & 0x254dd5) : x)
+  })
+  frame.set('cs', 0x33)
+  frame.set('ss', 0x2b)
+  frame.set('orig_ax', -1)
+  return BigInt.asUintN(64, v.getBigUint64(SIGMASK, true))
+}
