@@ -127,7 +127,9 @@ export function loadExecutable(mm: Mm, bytes: Uint8Array, args: ExecArgs, cpu: C
   sp = Math.floor((sp - words.length * 8) / 16) * 16
   const table = new Uint8Array(words.length * 8)
   const v = new DataView(table.buffer)
-  words.forEach((w, i) => v.setBigUint64(i * 8, BigInt.asUintN(64, BigInt(w)), true))
+  words.forEach((w, i) => {
+    v.setBigUint64(i * 8, BigInt.asUintN(64, BigInt(w)), true)
+  })
   mm.write(sp, table)
   return { entry: elf.entry + bias, sp, brk, elf }
 }

@@ -119,6 +119,8 @@ export class FdTable {
   }
 
   closeAll(): void {
-    this.fds.forEach((_e, fd) => this.close(fd))
+    this.fds.forEach((_e, fd) => {
+      this.close(fd)
+    })
   }
 }

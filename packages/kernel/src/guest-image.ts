@@ -3,7 +3,7 @@
 // address space every process shares.
 
 import { AddressSpace, type Machine } from '@probekit/x86-emu'
-import { KERNEL_PHYS_BASE, PAGE_OFFSET, START_KERNEL_MAP } from './abi.js'
+import { PAGE_OFFSET, START_KERNEL_MAP } from './abi.js'
 import { type ElfFile, type ElfSymbol, findSection, parseElf, readSymbols } from './elf.js'
 import { Kallsyms } from './kallsyms.js'
 
@@ -96,7 +96,7 @@ function readExceptionTable(elf: ElfFile): ExceptionTableEntry[] {
   if (!s) return []
   const v = new DataView(elf.bytes.buffer, elf.bytes.byteOffset + s.offset, s.size)
   const out: ExceptionTableEntry[] = []
-  const entry = s.entsize >= 8 ? s.entsize : 8
+  const entry = Math.max(s.entsize, 8)
   for (let o = 0; o + 8 <= s.size; o += entry) {
     out.push({ insn: s.addr + o + v.getInt32(o, true), fixup: s.addr + o + 4 + v.getInt32(o + 4, true) })
   }

@@ -379,7 +379,7 @@ export class Kernel {
     if (prev.pendingKill !== 0 && prev.state === 'running') {
       const sig = prev.pendingKill
       prev.pendingKill = 0
-      this.exitTask(cpu, prev, 0, sig > 0 ? sig : 0)
+      this.exitTask(cpu, prev, 0, Math.max(sig, 0))
     }
     this.switchTo(cpu, regs, this.pickNext(cpu, prev))
   }

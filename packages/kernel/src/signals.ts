@@ -177,7 +177,9 @@ export function setupRtFrame(
   const v = new DataView(b.buffer)
   put64(v, 0, action.restorer)
   put64(v, UC, 0x6) // UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS
-  SIGCONTEXT_REGS.forEach((r, i) => put64(v, MCONTEXT + 8 * i, frame.get(r)))
+  SIGCONTEXT_REGS.forEach((r, i) => {
+    put64(v, MCONTEXT + 8 * i, frame.get(r))
+  })
   v.setUint16(MCONTEXT + 144, frame.get('cs'), true)
   v.setUint16(MCONTEXT + 150, frame.get('ss'), true)
   put64(v, MCONTEXT + 152, err)

@@ -6,7 +6,6 @@
 import type { Cpu } from '@probekit/x86-emu'
 import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, ESRCH } from './errno.js'
 import {
-  FdTable,
   O_ACCMODE,
   O_APPEND,
   O_CLOEXEC,
@@ -30,7 +29,7 @@ import {
   writeUserU32,
   writeUserU64,
 } from './user-memory.js'
-import { CharDevice, Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT } from './vfs.js'
+import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT } from './vfs.js'
 
 export interface SyscallContext {
   kernel: Kernel
@@ -548,7 +547,9 @@ def(158, 'arch_prctl', ({ task, cpu }, code, addr) => {
 def(63, 'uname', ({ task }, buf) => {
   const fields = ['Linux', 'probekit', '2.6.26-probekit', '#1 SMP', 'x86_64', '(none)']
   const out = new Uint8Array(65 * 6)
-  fields.forEach((f, i) => out.set(enc.encode(f), i * 65))
+  fields.forEach((f, i) => {
+    out.set(enc.encode(f), i * 65)
+  })
   copyToUser(task.mm, buf, out)
   return 0
 })
