@@ -10,20 +10,53 @@ import {
   DecodeError,
   type DecodeFailure,
   type Encoding,
-  InstructionFlag as F,
+  InstructionFlag as F_,
   type Instruction,
   type OpcodeMap,
   type Operand,
   type SegmentRegister,
 } from './instruction.js'
-import { BND, CR, DR, GPR8, GPR8_HIGH, GPR16, GPR32, GPR64, MASK, MMX, SEGMENTS, ST, XMM, YMM, ZMM } from './registers.js'
-import { EVEX_0F, EVEX_0F3A, EVEX_0F38 } from './tables/evex.js'
-import { MAP_0F } from './tables/map-0f.js'
-import { AMD3DNOW, MAP_0F3A, MAP_0F38 } from './tables/map-0f38.js'
-import { MAP_1BYTE, NOP, PAUSE } from './tables/map-1byte.js'
-import { A, type Entry, K, type Leaf, MnSel, type OpcodeTable, type OpSpec, Sz, T } from './tables/spec.js'
-import { VEX_0F, VEX_0F3A, VEX_0F38 } from './tables/vex.js'
-import { XOP_8, XOP_9, XOP_A } from './tables/xop.js'
+import * as R from './registers.js'
+import * as E from './tables/evex.js'
+import { MAP_0F as MAP_0F_ } from './tables/map-0f.js'
+import * as M3 from './tables/map-0f38.js'
+import * as M1 from './tables/map-1byte.js'
+import {
+  A as A_,
+  type Entry,
+  K as K_,
+  type Leaf,
+  MnSel as MnSel_,
+  type OpcodeTable,
+  type OpSpec,
+  Sz as Sz_,
+  T as T_,
+} from './tables/spec.js'
+import * as V from './tables/vex.js'
+import * as X from './tables/xop.js'
+
+// Module-local copies of everything imported that decode() reads. An imported
+// binding costs a property load on every use (a getter call under vitest's
+// module runner); a local const does not, and the properties of a frozen
+// local enum copy fold to constants in optimized code.
+const F_READS = F_.ReadsMemory
+const F_WRITES = F_.WritesMemory
+const F_MAY_FAULT = F_.MayFault
+const F_LOCKABLE = F_.Lockable
+const F_PRIVILEGED = F_.Privileged
+const A: typeof A_ = Object.freeze({ ...A_ })
+const K: typeof K_ = Object.freeze({ ...K_ })
+const Sz: typeof Sz_ = Object.freeze({ ...Sz_ })
+const T: typeof T_ = Object.freeze({ ...T_ })
+const MnSel: typeof MnSel_ = Object.freeze({ ...MnSel_ })
+const { BND, CR, DR, GPR8, GPR8_HIGH, GPR16, GPR32, GPR64, MASK, MMX, SEGMENTS, ST, XMM, YMM, ZMM } = R
+const MAP_1BYTE = M1.MAP_1BYTE
+const NOP = M1.NOP
+const PAUSE = M1.PAUSE
+const MAP_0F = MAP_0F_
+const MAP_0F38 = M3.MAP_0F38
+const MAP_0F3A = M3.MAP_0F3A
+const AMD3DNOW = M3.AMD3DNOW
 
 /** Thrown internally (preallocated: failures are common when scanning data). */
 class Fail {
@@ -41,17 +74,25 @@ const ENC_3DNOW = 4
 const ENCODINGS: Encoding[] = ['legacy', 'vex', 'evex', 'xop', '3dnow']
 const MANDATORY = [0, 0x66, 0xf3, 0xf2] as const
 
-const VEX_TABLES: (OpcodeTable | null)[] = [null, VEX_0F, VEX_0F38, VEX_0F3A]
-const EVEX_TABLES: (OpcodeTable | null)[] = [null, EVEX_0F, EVEX_0F38, EVEX_0F3A]
-const XOP_TABLES: (OpcodeTable | null)[] = [XOP_8, XOP_9, XOP_A]
+const VEX_TABLES: (OpcodeTable | null)[] = [null, V.VEX_0F, V.VEX_0F38, V.VEX_0F3A]
+const EVEX_TABLES: (OpcodeTable | null)[] = [null, E.EVEX_0F, E.EVEX_0F38, E.EVEX_0F3A]
+const XOP_TABLES: (OpcodeTable | null)[] = [X.XOP_8, X.XOP_9, X.XOP_A]
 
 const ZERO_BIG = 0n
+/** BigInt(-128 .. 255): most immediates are small, and BigInt() is slow on hot paths. */
+const SMALL_BIG: bigint[] = Array.from({ length: 384 }, (_, i) => BigInt(i - 128))
+const big = (v: number): bigint => (v >= -128 && v < 256 ? SMALL_BIG[v + 128] : BigInt(v))
+
+/** A copy of src[start, end): a new array filled by hand is faster than slice() for a few bytes. */
+function copyBytes(src: Uint8Array, start: number, end: number): Uint8Array {
+  const out = new Uint8Array(end - start)
+  for (let i = start; i < end; i++) out[i - start] = src[i]
+  return out
+}
 const TWO_32 = 0x1_0000_0000
 
-const enum Acc {
-  R = 1,
-  W = 2,
-}
+const ACC_R = 1
+const ACC_W = 2
 
 class Decoder {
   buf: Uint8Array = new Uint8Array(0)
@@ -199,7 +240,18 @@ class Decoder {
     this.adsz = false
     this.rex = 0
     this.enc = ENC_LEGACY
-    this.W = this.R = this.X = this.B = this.Rp = this.Vp = this.vvvv = this.L = this.pp = this.z = this.bc = this.aaa = 0
+    this.W = 0
+    this.R = 0
+    this.X = 0
+    this.B = 0
+    this.Rp = 0
+    this.Vp = 0
+    this.vvvv = 0
+    this.L = 0
+    this.pp = 0
+    this.z = 0
+    this.bc = 0
+    this.aaa = 0
     this.hasModrm = false
     this.forceReg = false
     this.modrm = -1
@@ -339,7 +391,7 @@ class Decoder {
           e = this.mod === 3 ? e.e[this.rmRaw] : null
           break
         case T.Pfx: {
-          const i = this.enc === ENC_LEGACY ? (this.rep === 0xf3 ? 2 : this.rep === 0xf2 ? 3 : this.opsz ? 1 : 0) : this.pp
+          const i = this.prefixSlot()
           const next = e.e[i]
           if (i !== 0 && next !== e.e[0]) mandatory = i
           e = next
@@ -357,8 +409,16 @@ class Decoder {
     return this.finish(e, mandatory, address)
   }
 
+  /** The mandatory-prefix slot [none, 66, F3, F2]: the last F2/F3 takes precedence over 66; VEX & co. carry pp. */
+  prefixSlot(): number {
+    if (this.enc !== ENC_LEGACY) return this.pp
+    if (this.rep === 0xf3) return 2
+    if (this.rep === 0xf2) return 3
+    return this.opsz ? 1 : 0
+  }
+
   peek(): number {
-    this.need(2)
+    this.need(1)
     return this.buf[this.pos]
   }
 
@@ -520,9 +580,9 @@ class Decoder {
           if (this.Rp) throw INVALID
           break
       }
-      if ((o.k === K.KR || o.k === K.KE) && this.mod === 3 && (this.B || (this.enc === ENC_EVEX && this.X))) throw INVALID
+      // A mask register in r/m: REX.B/VEX.B would select k8+ (EVEX.X is ignored).
+      if ((o.k === K.KR || o.k === K.KE) && this.mod === 3 && this.B) throw INVALID
     }
-    if (attr & A.Imm8) this.readImm(1)
     if (attr & A.Vsib) {
       // VSIB: a SIB byte is mandatory and its index is a vector register.
       if (this.mod === 3 || this.rmRaw !== 4) throw INVALID
@@ -538,10 +598,13 @@ class Decoder {
     let disp = this.disp
     let memSize = memSpec === null ? 0 : this.sizeOf(memSpec.s, osz, vl)
     if (enc === ENC_EVEX && memSpec !== null) {
-      if (this.bc) memSize = leaf.elem || (this.W ? 8 : 4)
-      else if (attr & A.Vsib) memSize = leaf.elem || (this.W ? 8 : 4)
+      // Elements are 4 or 8 bytes by EVEX.W for every instruction that broadcasts or gathers.
+      if (this.bc || attr & A.Vsib) memSize = this.W ? 8 : 4
       if (this.dispSize === 1) disp *= memSize
     }
+
+    // An address-only memory operand (lea, nop, prefetch, clflush) accesses nothing.
+    if (attr & A.NoMem) memSize = 0
 
     // Operands.
     const operands: Operand[] = []
@@ -573,7 +636,7 @@ class Decoder {
         case K.KE:
         case K.BE:
           if (this.mod !== 3) {
-            op = this.memOp(attr & A.NoMem ? 0 : memSize, segName, disp)
+            op = this.memOp(memSize, segName, disp)
             isMem = true
           } else if (o.k === K.W) op = this.vec(this.rmVec(), this.sizeOf(o.s, osz, vl))
           else if (o.k === K.Q) op = reg(MMX[this.rmRaw], 'mmx', this.rmRaw, 8)
@@ -603,10 +666,10 @@ class Decoder {
           op = this.gpr(this.vvvv, this.sizeOf(o.s, osz, vl))
           break
         case K.I:
-          op = { kind: 'imm', size: this.immSize, value: this.immValue(), bigValue: this.immBig() }
+          op = { kind: 'imm', size: this.immSize, value: this.imm, bigValue: this.immBig() }
           break
         case K.I2:
-          op = { kind: 'imm', size: 1, value: this.imm2, bigValue: BigInt(this.imm2) }
+          op = { kind: 'imm', size: 1, value: this.imm2, bigValue: big(this.imm2) }
           break
         case K.One:
           op = { kind: 'imm', size: 1, value: 1, bigValue: 1n }
@@ -703,22 +766,24 @@ class Decoder {
         default:
           throw INVALID
       }
-      if (isMem && !(attr & A.NoMem)) {
-        let acc: number
-        if (o.k === K.X) acc = Acc.R
-        else if (o.k === K.Y) acc = attr & A.StrRead ? Acc.R : Acc.W
-        else if (i === 0) acc = attr & A.ReadOnly ? Acc.R : attr & A.WriteOnly ? Acc.W : Acc.R | Acc.W
-        else acc = Acc.R
-        if (acc & Acc.R) flags |= F.ReadsMemory
-        if (acc & Acc.W) flags |= F.WritesMemory
-        if (!(attr & A.NoFault)) flags |= F.MayFault
+      if (isMem) {
+        if (!(attr & A.NoFault)) flags |= F_MAY_FAULT
+        if (!(attr & A.NoMem)) {
+          let acc: number
+          if (o.k === K.X) acc = ACC_R
+          else if (o.k === K.Y) acc = attr & A.StrRead ? ACC_R : ACC_W
+          else if (i === 0) acc = attr & A.ReadOnly ? ACC_R : attr & A.WriteOnly ? ACC_W : ACC_R | ACC_W
+          else acc = ACC_R
+          if (acc & ACC_R) flags |= F_READS
+          if (acc & ACC_W) flags |= F_WRITES
+        }
       }
       operands.push(op)
     }
-    if (attr & A.Push) flags |= F.WritesMemory | F.MayFault
-    if (attr & A.Pop) flags |= F.ReadsMemory | F.MayFault
-    if (attr & A.Lock) flags |= F.Lockable
-    if (flags & F.Privileged) flags |= F.MayFault
+    if (attr & A.Push) flags |= F_WRITES | F_MAY_FAULT
+    if (attr & A.Pop) flags |= F_READS | F_MAY_FAULT
+    if (attr & A.Lock) flags |= F_LOCKABLE
+    if (flags & F_PRIVILEGED) flags |= F_MAY_FAULT
 
     let mnemonic = leaf.mn
     if (leaf.mns !== null) {
@@ -740,11 +805,12 @@ class Decoder {
       enc === ENC_LEGACY || enc === ENC_3DNOW
         ? null
         : { l: this.L, w: this.W === 1, vvvv: this.vvvv | (this.Vp << 4) }
-    const mandatoryPrefix = enc === ENC_LEGACY ? MANDATORY[mandatory] : enc === ENC_3DNOW ? 0 : MANDATORY[this.pp]
+    const mandatoryPrefix =
+      enc === ENC_LEGACY ? MANDATORY[mandatory] : enc === ENC_3DNOW ? 0 : MANDATORY[this.pp]
     const insn: Instruction = {
       address,
       length,
-      bytes: this.buf.slice(this.start, this.pos),
+      bytes: copyBytes(this.buf, this.start, this.pos),
       encoding: ENCODINGS[enc],
       map: this.map as OpcodeMap,
       opcode: this.opcode,
@@ -769,7 +835,7 @@ class Decoder {
       displacement: disp,
       displacementOffset: this.dispOff,
       displacementSize: this.dispSize,
-      immediate: immSize === 0 ? 0 : this.immValue(),
+      immediate: this.imm,
       immediateBig: immSize === 0 ? ZERO_BIG : this.immBig(),
       immediateOffset: this.immOff,
       immediateSize: immSize,
@@ -819,13 +885,9 @@ class Decoder {
     }
   }
 
-  immValue(): number {
-    return this.imm
-  }
-
   immBig(): bigint {
     if (this.immSize === 8) return (BigInt(this.immHi) << 32n) | BigInt(this.immLo)
-    return BigInt(this.imm)
+    return big(this.imm)
   }
 
   sizeOf(s: number, osz: number, vl: number): number {
@@ -867,7 +929,8 @@ class Decoder {
       case 2:
         return reg(GPR16[n], 'gpr', n, 2)
       case 1:
-        if (this.rex === 0 && n >= 4 && n < 8) return { kind: 'reg', name: GPR8_HIGH[n - 4], class: 'gpr', index: n - 4, size: 1, high8: true }
+        if (this.rex === 0 && n >= 4 && n < 8)
+          return { kind: 'reg', name: GPR8_HIGH[n - 4], class: 'gpr', index: n - 4, size: 1, high8: true }
         return reg(GPR8[n], 'gpr', n, 1)
       default:
         return reg(GPR32[n], 'gpr', n, 4)
@@ -912,7 +975,8 @@ class Decoder {
     const attr = leaf.attr
     this.readModrm()
     const reg = this.mod === 3
-    if (this.z && (attr & A.NoZero || (!reg && attr & A.WriteOnly && leaf.ops[0].k !== K.V))) throw INVALID
+    if (this.z && (attr & (A.NoZero | A.NoMask) || (!reg && attr & A.WriteOnly && leaf.ops[0].k !== K.V)))
+      throw INVALID
     if (this.aaa === 0 ? attr & A.MaskReq : attr & A.NoMask) throw INVALID
     if (this.bc) {
       if (reg) {
@@ -932,7 +996,12 @@ class Decoder {
   }
 }
 
-function reg(name: string, cls: 'gpr' | 'seg' | 'cr' | 'dr' | 'mmx' | 'xmm' | 'ymm' | 'zmm' | 'x87' | 'mask' | 'bnd', index: number, size: number): Operand {
+function reg(
+  name: string,
+  cls: 'gpr' | 'seg' | 'cr' | 'dr' | 'mmx' | 'xmm' | 'ymm' | 'zmm' | 'x87' | 'mask' | 'bnd',
+  index: number,
+  size: number,
+): Operand {
   return { kind: 'reg', name, class: cls, index, size }
 }
 
@@ -950,7 +1019,8 @@ export function tryDecode(bytes: Uint8Array, address: number, offset = 0): Instr
   try {
     return D.run(bytes, address, offset)
   } catch (e) {
-    if (e instanceof Fail) return new DecodeError(e.reason, address, bytes.slice(offset, Math.min(bytes.length, offset + 15)))
+    if (e instanceof Fail)
+      return new DecodeError(e.reason, address, bytes.slice(offset, Math.min(bytes.length, offset + 15)))
     throw e
   }
 }

@@ -15,6 +15,7 @@ export type Encoding = 'legacy' | 'vex' | 'evex' | 'xop' | '3dnow'
  */
 export type OpcodeMap = 0 | 1 | 2 | 3 | 5 | 6 | 8 | 9 | 10 | 0x0f0f
 
+// biome-ignore lint/suspicious/noConstEnum: part of the decoder/executor contract; tsc inlines the values.
 export const enum InstructionFlag {
   Call = 1 << 0,
   Jump = 1 << 1, // unconditional jmp
@@ -134,7 +135,10 @@ export interface Instruction {
   branchTarget: number | null
   /** InstructionFlag bits. */
   flags: number
-  /** EVEX fields (encoding 'evex' only): zeroing, broadcast/rounding bit, opmask register, raw L'L. */
+  /**
+   * EVEX fields (encoding 'evex' only): zeroing, broadcast/rounding bit, opmask register, raw L'L
+   * (vex.l holds L'L too, and vex.vvvv includes V'). `displacement` is already scaled by disp8*N.
+   */
   evex?: { z: boolean; b: boolean; aaa: number; ll: number }
 }
 
@@ -147,7 +151,9 @@ export class DecodeError extends Error {
     readonly address: number,
     readonly bytes: Uint8Array,
   ) {
-    super(`cannot decode ${reason} instruction at ${address}: ${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join(' ')}`)
+    super(
+      `cannot decode ${reason} instruction at ${address}: ${[...bytes].map((b) => b.toString(16).padStart(2, '0')).join(' ')}`,
+    )
     this.name = 'DecodeError'
   }
 }

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/complexity/useSimpleNumberKeys: opcode tables are keyed by hex opcode, as in the SDM
 // EVEX-encoded opcode maps 0F, 0F38, 0F3A (AVX-512 F/CD/ER/PF/BW/DQ/VL,
 // IFMA, VBMI, VBMI2, VNNI, BITALG, VPOPCNTDQ, 4FMAPS, 4VNNIW, GFNI, VAES,
 // VPCLMULQDQ). AVX512-FP16 (maps 5 and 6) is not decoded.
@@ -22,7 +23,8 @@ const fp4 = (m: string, b: 'er' | 'sae') =>
     `v${m}ss Vdq,Hdq,Wss | w0 ${b} lig`,
     `v${m}sd Vdq,Hdq,Wsd | w1 ${b} lig`,
   )
-const fp2 = (ps: string, pd: string, extra = '') => pfx(`v${ps} Vx,Hx,Wx | w0 bcst ${extra}`, `v${pd} Vx,Hx,Wx | w1 bcst ${extra}`)
+const fp2 = (ps: string, pd: string, extra = '') =>
+  pfx(`v${ps} Vx,Hx,Wx | w0 bcst ${extra}`, `v${pd} Vx,Hx,Wx | w1 bcst ${extra}`)
 /** Byte/word integer operation (AVX512BW): W ignored, no broadcast. */
 const bw = (m: string, ops = 'Vx,Hx,Wx') => p66(`${m} ${ops}`)
 /** Dword (W0) integer operation with broadcast. */
@@ -62,7 +64,12 @@ const src0f: Record<number, Src> = {
   0x17: pfx(mem('vmovhps Mq,Vdq | l0 w0 nomask wo'), mem('vmovhpd Mq,Vdq | l0 w1 nomask wo')),
   0x28: pfx('vmovaps Vx,Wx | w0 wo', 'vmovapd Vx,Wx | w1 wo'),
   0x29: pfx('vmovaps Wx,Vx | w0 wo', 'vmovapd Wx,Vx | w1 wo'),
-  0x2a: pfx(null, null, 'vcvtsi2ss Vdq,Hdq,Ey | er lig nomask', w('vcvtsi2sd Vdq,Hdq,Ey | lig nomask', 'vcvtsi2sd Vdq,Hdq,Ey | er lig nomask')),
+  0x2a: pfx(
+    null,
+    null,
+    'vcvtsi2ss Vdq,Hdq,Ey | er lig nomask',
+    w('vcvtsi2sd Vdq,Hdq,Ey | lig nomask', 'vcvtsi2sd Vdq,Hdq,Ey | er lig nomask'),
+  ),
   0x2b: pfx(mem('vmovntps Mx,Vx | w0 nomask wo'), mem('vmovntpd Mx,Vx | w1 nomask wo')),
   0x2c: pfx(null, null, 'vcvttss2si Gy,Wss | sae lig nomask wo', 'vcvttsd2si Gy,Wsd | sae lig nomask wo'),
   0x2d: pfx(null, null, 'vcvtss2si Gy,Wss | er lig nomask wo', 'vcvtsd2si Gy,Wsd | er lig nomask wo'),
@@ -86,7 +93,11 @@ const src0f: Record<number, Src> = {
     'vcvtss2sd Vdq,Hdq,Wss | w0 sae lig',
     'vcvtsd2ss Vdq,Hdq,Wsd | w1 er lig',
   ),
-  0x5b: pfx(w('vcvtdq2ps Vx,Wx | bcst er wo', 'vcvtqq2ps Vh,Wx | bcst er wo'), 'vcvtps2dq Vx,Wx | w0 bcst er wo', 'vcvttps2dq Vx,Wx | w0 bcst sae wo'),
+  0x5b: pfx(
+    w('vcvtdq2ps Vx,Wx | bcst er wo', 'vcvtqq2ps Vh,Wx | bcst er wo'),
+    'vcvtps2dq Vx,Wx | w0 bcst er wo',
+    'vcvttps2dq Vx,Wx | w0 bcst sae wo',
+  ),
   0x5c: fp4('sub', 'er'),
   0x5d: fp4('min', 'sae'),
   0x5e: fp4('div', 'er'),
@@ -106,7 +117,12 @@ const src0f: Record<number, Src> = {
   0x6c: q64('vpunpcklqdq'),
   0x6d: q64('vpunpckhqdq'),
   0x6e: p66('vmovd/vmovq Vdq,Ey | l0 nomask wo'),
-  0x6f: pfx(null, 'vmovdqa32/vmovdqa64 Vx,Wx | wo', 'vmovdqu32/vmovdqu64 Vx,Wx | wo', 'vmovdqu8/vmovdqu16 Vx,Wx | wo'),
+  0x6f: pfx(
+    null,
+    'vmovdqa32/vmovdqa64 Vx,Wx | wo',
+    'vmovdqu32/vmovdqu64 Vx,Wx | wo',
+    'vmovdqu8/vmovdqu16 Vx,Wx | wo',
+  ),
   0x70: pfx(null, 'vpshufd Vx,Wx,Ib | w0 bcst wo', 'vpshufhw Vx,Wx,Ib | wo', 'vpshuflw Vx,Wx,Ib | wo'),
   0x71: p66(grp(null, null, 'vpsrlw Hx,Wx,Ib', null, 'vpsraw Hx,Wx,Ib', null, 'vpsllw Hx,Wx,Ib')),
   0x72: p66(
@@ -120,7 +136,18 @@ const src0f: Record<number, Src> = {
       'vpslld Hx,Wx,Ib | w0 bcst',
     ),
   ),
-  0x73: p66(grp(null, null, 'vpsrlq Hx,Wx,Ib | w1 bcst', 'vpsrldq Hx,Wx,Ib | nomask', null, null, 'vpsllq Hx,Wx,Ib | w1 bcst', 'vpslldq Hx,Wx,Ib | nomask')),
+  0x73: p66(
+    grp(
+      null,
+      null,
+      'vpsrlq Hx,Wx,Ib | w1 bcst',
+      'vpsrldq Hx,Wx,Ib | nomask',
+      null,
+      null,
+      'vpsllq Hx,Wx,Ib | w1 bcst',
+      'vpslldq Hx,Wx,Ib | nomask',
+    ),
+  ),
   0x74: bw('vpcmpeqb', 'KG,Hx,Wx | nozero'),
   0x75: bw('vpcmpeqw', 'KG,Hx,Wx | nozero'),
   0x76: d32('vpcmpeqd', 'KG,Hx,Wx', 'nozero'),
@@ -149,7 +176,12 @@ const src0f: Record<number, Src> = {
     w('vcvtusi2sd Vdq,Hdq,Ey | lig nomask', 'vcvtusi2sd Vdq,Hdq,Ey | er lig nomask'),
   ),
   0x7e: pfx(null, 'vmovd/vmovq Ey,Vdq | l0 nomask wo', 'vmovq Vdq,Wq | l0 w1 nomask wo'),
-  0x7f: pfx(null, 'vmovdqa32/vmovdqa64 Wx,Vx | wo', 'vmovdqu32/vmovdqu64 Wx,Vx | wo', 'vmovdqu8/vmovdqu16 Wx,Vx | wo'),
+  0x7f: pfx(
+    null,
+    'vmovdqa32/vmovdqa64 Wx,Vx | wo',
+    'vmovdqu32/vmovdqu64 Wx,Vx | wo',
+    'vmovdqu8/vmovdqu16 Wx,Vx | wo',
+  ),
   0xc2: pfx(
     'vcmpps KG,Hx,Wx,Ib | w0 bcst sae nozero',
     'vcmppd KG,Hx,Wx,Ib | w1 bcst sae nozero',
@@ -327,8 +359,32 @@ const src38: Record<number, Src> = {
   0xb4: q64('vpmadd52luq'),
   0xb5: q64('vpmadd52huq'),
   0xc4: dq('vpconflictd/vpconflictq', 'Vx,Wx', 'wo'),
-  0xc6: p66(mem(grp(null, pf('vgatherpf0dps/vgatherpf0dpd'), pf('vgatherpf1dps/vgatherpf1dpd'), null, null, pf('vscatterpf0dps/vscatterpf0dpd'), pf('vscatterpf1dps/vscatterpf1dpd')))),
-  0xc7: p66(mem(grp(null, pf('vgatherpf0qps/vgatherpf0qpd'), pf('vgatherpf1qps/vgatherpf1qpd'), null, null, pf('vscatterpf0qps/vscatterpf0qpd'), pf('vscatterpf1qps/vscatterpf1qpd')))),
+  0xc6: p66(
+    mem(
+      grp(
+        null,
+        pf('vgatherpf0dps/vgatherpf0dpd'),
+        pf('vgatherpf1dps/vgatherpf1dpd'),
+        null,
+        null,
+        pf('vscatterpf0dps/vscatterpf0dpd'),
+        pf('vscatterpf1dps/vscatterpf1dpd'),
+      ),
+    ),
+  ),
+  0xc7: p66(
+    mem(
+      grp(
+        null,
+        pf('vgatherpf0qps/vgatherpf0qpd'),
+        pf('vgatherpf1qps/vgatherpf1qpd'),
+        null,
+        null,
+        pf('vscatterpf0qps/vscatterpf0qpd'),
+        pf('vscatterpf1qps/vscatterpf1qpd'),
+      ),
+    ),
+  ),
   0xc8: dq('vexp2ps/vexp2pd', 'Vx,Wx', 'sae l512 wo'),
   0xca: dq('vrcp28ps/vrcp28pd', 'Vx,Wx', 'sae l512 wo'),
   0xcb: p66('vrcp28ss/vrcp28sd Vdq,Hdq,Wxs | sae lig'),
@@ -340,7 +396,18 @@ const src38: Record<number, Src> = {
   0xde: p66('vaesdec Vx,Hx,Wx | nomask'),
   0xdf: p66('vaesdeclast Vx,Hx,Wx | nomask'),
 }
-const FMA_OPS = ['fmaddsub', 'fmsubadd', 'fmadd', 'fmadd', 'fmsub', 'fmsub', 'fnmadd', 'fnmadd', 'fnmsub', 'fnmsub']
+const FMA_OPS = [
+  'fmaddsub',
+  'fmsubadd',
+  'fmadd',
+  'fmadd',
+  'fmsub',
+  'fmsub',
+  'fnmadd',
+  'fnmadd',
+  'fnmsub',
+  'fnmsub',
+]
 for (const [base, order] of [
   [0x96, '132'],
   [0xa6, '213'],
@@ -352,10 +419,30 @@ for (const [base, order] of [
   }
 }
 // AVX512_4FMAPS (F2) share opcodes with FMA (66).
-src38[0x9a] = pfx(null, 'vfmsub132ps/vfmsub132pd Vx,Hx,Wx | bcst er', null, mem('v4fmaddps Vx,Hx,Mdq | w0 l512'))
-src38[0x9b] = pfx(null, 'vfmsub132ss/vfmsub132sd Vdq,Hdq,Wxs | er lig', null, mem('v4fmaddss Vdq,Hdq,Mdq | w0 lig'))
-src38[0xaa] = pfx(null, 'vfmsub213ps/vfmsub213pd Vx,Hx,Wx | bcst er', null, mem('v4fnmaddps Vx,Hx,Mdq | w0 l512'))
-src38[0xab] = pfx(null, 'vfmsub213ss/vfmsub213sd Vdq,Hdq,Wxs | er lig', null, mem('v4fnmaddss Vdq,Hdq,Mdq | w0 lig'))
+src38[0x9a] = pfx(
+  null,
+  'vfmsub132ps/vfmsub132pd Vx,Hx,Wx | bcst er',
+  null,
+  mem('v4fmaddps Vx,Hx,Mdq | w0 l512'),
+)
+src38[0x9b] = pfx(
+  null,
+  'vfmsub132ss/vfmsub132sd Vdq,Hdq,Wxs | er lig',
+  null,
+  mem('v4fmaddss Vdq,Hdq,Mdq | w0 lig'),
+)
+src38[0xaa] = pfx(
+  null,
+  'vfmsub213ps/vfmsub213pd Vx,Hx,Wx | bcst er',
+  null,
+  mem('v4fnmaddps Vx,Hx,Mdq | w0 l512'),
+)
+src38[0xab] = pfx(
+  null,
+  'vfmsub213ss/vfmsub213sd Vdq,Hdq,Wxs | er lig',
+  null,
+  mem('v4fnmaddss Vdq,Hdq,Mdq | w0 lig'),
+)
 
 const src3a: Record<number, Src> = {
   0x00: q64('vpermq', 'Vx,Wx,Ib', 'l1 wo'),

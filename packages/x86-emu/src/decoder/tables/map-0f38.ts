@@ -1,3 +1,4 @@
+// biome-ignore-all lint/complexity/useSimpleNumberKeys: opcode tables are keyed by hex opcode, as in the SDM
 // Three-byte opcode maps 0F 38 and 0F 3A (SDM Vol. 2 Tables ), legacy encodings.
 
 import { mod, type OpcodeTable, pfx, type Src, table } from './spec.js'

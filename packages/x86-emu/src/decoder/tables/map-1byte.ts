@@ -1,3 +1,4 @@
+// biome-ignore-all lint/complexity/useSimpleNumberKeys: opcode tables are keyed by hex opcode, as in the SDM
 // One-byte opcode map (SDM Vol. 2 Table A-2), 64-bit mode.
 //
 // Missing entries are #UD in 64-bit mode: 06/07/0E/16/17/1E/1F (push/pop
@@ -25,8 +26,7 @@ for (let i = 0; i < 8; i++) {
   src[i * 8 + 4] = `${m} AL,Ib${m === 'cmp' ? ' | ro' : ''}`
   src[i * 8 + 5] = `${m} rAX,Iz${m === 'cmp' ? ' | ro' : ''}`
 }
-const aluGroup = (ops: string) =>
-  grp(...ALU.map((m) => `${m} ${ops} | ${m === 'cmp' ? 'ro' : 'lock'}`))
+const aluGroup = (ops: string) => grp(...ALU.map((m) => `${m} ${ops} | ${m === 'cmp' ? 'ro' : 'lock'}`))
 const shiftGroup = (ops: string) => grp(...SHIFT.map((m) => `${m} ${ops}`))
 
 for (let r = 0; r < 8; r++) {
@@ -44,10 +44,10 @@ Object.assign(src, {
   0x69: 'imul Gv,Ev,Iz | wo',
   0x6a: 'push Ib | d64 push',
   0x6b: 'imul Gv,Ev,Ib | wo',
-  0x6c: 'insb Yb,DX | str rep priv wo',
-  0x6d: 'insw/insd/insd Yz,DX | str rep priv wo',
-  0x6e: 'outsb DX,Xb | str rep priv',
-  0x6f: 'outsw/outsd/outsd DX,Xz | str rep priv',
+  0x6c: 'insb Yb,DX | str priv wo',
+  0x6d: 'insw/insd/insd Yz,DX | str priv wo',
+  0x6e: 'outsb DX,Xb | str priv',
+  0x6f: 'outsw/outsd/outsd DX,Xz | str priv',
   0x80: aluGroup('Eb,Ib'),
   0x81: aluGroup('Ev,Iz'),
   0x83: aluGroup('Ev,Ib'),
@@ -61,8 +61,15 @@ Object.assign(src, {
   0x8b: 'mov Gv,Ev | wo',
   // Segment registers 6 and 7 do not exist; CS cannot be loaded with mov.
   0x8c: grp(...[0, 1, 2, 3, 4, 5].map(() => 'mov Rv/Mw,Sw | wo')),
-  0x8d: 'lea Gv,M0 | wo nomem',
-  0x8e: grp('mov Sw,Rv/Mw | wo', null, 'mov Sw,Rv/Mw | wo', 'mov Sw,Rv/Mw | wo', 'mov Sw,Rv/Mw | wo', 'mov Sw,Rv/Mw | wo'),
+  0x8d: 'lea Gv,M0 | wo nomem nofault',
+  0x8e: grp(
+    'mov Sw,Rv/Mw | wo',
+    null,
+    'mov Sw,Rv/Mw | wo',
+    'mov Sw,Rv/Mw | wo',
+    'mov Sw,Rv/Mw | wo',
+    'mov Sw,Rv/Mw | wo',
+  ),
   0x8f: grp('pop Ev | d64 pop wo'),
   0x98: 'cbw/cwde/cdqe',
   0x99: 'cwd/cdq/cqo',
@@ -75,18 +82,18 @@ Object.assign(src, {
   0xa1: 'mov/movabs rAX,Ov | wo asz',
   0xa2: 'mov/movabs Ob,AL | wo asz',
   0xa3: 'mov/movabs Ov,rAX | wo asz',
-  0xa4: 'movsb Yb,Xb | str rep wo',
-  0xa5: 'movsw/movsd/movsq Yv,Xv | str rep wo',
-  0xa6: 'cmpsb Xb,Yb | str rep ro strread',
-  0xa7: 'cmpsw/cmpsd/cmpsq Xv,Yv | str rep ro strread',
+  0xa4: 'movsb Yb,Xb | str wo',
+  0xa5: 'movsw/movsd/movsq Yv,Xv | str wo',
+  0xa6: 'cmpsb Xb,Yb | str ro strread',
+  0xa7: 'cmpsw/cmpsd/cmpsq Xv,Yv | str ro strread',
   0xa8: 'test AL,Ib | ro',
   0xa9: 'test rAX,Iz | ro',
-  0xaa: 'stosb Yb,AL | str rep wo',
-  0xab: 'stosw/stosd/stosq Yv,rAX | str rep wo',
-  0xac: 'lodsb AL,Xb | str rep wo',
-  0xad: 'lodsw/lodsd/lodsq rAX,Xv | str rep wo',
-  0xae: 'scasb AL,Yb | str rep ro strread',
-  0xaf: 'scasw/scasd/scasq rAX,Yv | str rep ro strread',
+  0xaa: 'stosb Yb,AL | str wo',
+  0xab: 'stosw/stosd/stosq Yv,rAX | str wo',
+  0xac: 'lodsb AL,Xb | str wo',
+  0xad: 'lodsw/lodsd/lodsq rAX,Xv | str wo',
+  0xae: 'scasb AL,Yb | str ro strread',
+  0xaf: 'scasw/scasd/scasq rAX,Yv | str ro strread',
   0xc0: shiftGroup('Eb,Ib'),
   0xc1: shiftGroup('Ev,Ib'),
   0xc2: 'ret Iw | ret f64 pop',
@@ -124,8 +131,26 @@ Object.assign(src, {
   0xf4: 'hlt | halt priv',
   0xf5: 'cmc',
   // /1 is an undocumented alias of /0 that CPUs (and capstone) accept.
-  0xf6: grp('test Eb,Ib | ro', 'test Eb,Ib | ro', 'not Eb | lock', 'neg Eb | lock', 'mul Eb | ro', 'imul Eb | ro', 'div Eb | ro fault', 'idiv Eb | ro fault'),
-  0xf7: grp('test Ev,Iz | ro', 'test Ev,Iz | ro', 'not Ev | lock', 'neg Ev | lock', 'mul Ev | ro', 'imul Ev | ro', 'div Ev | ro fault', 'idiv Ev | ro fault'),
+  0xf6: grp(
+    'test Eb,Ib | ro',
+    'test Eb,Ib | ro',
+    'not Eb | lock',
+    'neg Eb | lock',
+    'mul Eb | ro',
+    'imul Eb | ro',
+    'div Eb | ro fault',
+    'idiv Eb | ro fault',
+  ),
+  0xf7: grp(
+    'test Ev,Iz | ro',
+    'test Ev,Iz | ro',
+    'not Ev | lock',
+    'neg Ev | lock',
+    'mul Ev | ro',
+    'imul Ev | ro',
+    'div Ev | ro fault',
+    'idiv Ev | ro fault',
+  ),
   0xf8: 'clc',
   0xf9: 'stc',
   0xfa: 'cli | priv',

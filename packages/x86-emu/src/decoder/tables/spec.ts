@@ -9,7 +9,7 @@
 import { InstructionFlag as F } from '../instruction.js'
 
 /** Operand kinds. */
-export const enum K {
+export enum K {
   E = 1, // ModRM r/m: GPR or memory
   G, // ModRM reg: GPR
   M, // ModRM r/m: memory only
@@ -20,9 +20,9 @@ export const enum K {
   J, // relative branch target
   O, // moffs: absolute address of the immediate's size
   Z, // GPR in the opcode's low 3 bits (+REX.B)
-  Fix, // a fixed GPR (AL, rAX, DX...): fixed = register number
+  Fix, // a fixed GPR (AL, rAX, DX...): n = register number
   S, // segment register in ModRM reg
-  Seg, // fixed segment register: fixed = sreg number
+  Seg, // fixed segment register: n = sreg number
   C, // control register in ModRM reg
   D, // debug register in ModRM reg
   X, // string source [rsi]
@@ -45,11 +45,11 @@ export const enum K {
   One, // the constant 1 (shift by one)
   BG, // bound register in ModRM reg
   BE, // bound register or memory in r/m
-  GE, // GPR (reg form) or memory (mem form) with different sizes: size = mem size, size2 = reg size (Rd/Mb)
+  GE, // 'Rd/Mb': a GPR of size n in the register form, memory of size s otherwise
 }
 
 /** Operand size codes: how many bytes, decided per instruction. */
-export const enum Sz {
+export enum Sz {
   None = 0,
   b = 1,
   w = 2,
@@ -83,7 +83,7 @@ export interface OpSpec {
 }
 
 /** Decoder attributes of a leaf. */
-export const enum A {
+export enum A {
   ModRM = 1 << 0, // has a ModRM byte (set automatically from the operands)
   D64 = 1 << 1, // default 64-bit operand size (66 makes it 16)
   F64 = 1 << 2, // 64-bit operand size whatever the prefixes
@@ -107,12 +107,9 @@ export const enum A {
   W0 = 1 << 20, // VEX/EVEX/XOP: W must be 0
   W1 = 1 << 21, // VEX/EVEX/XOP: W must be 1
   NoVvvv = 1 << 22, // vvvv must be 1111 (set automatically when no H/B/KH operand)
-  Imm8 = 1 << 23, // has an imm8 not listed as an operand (3DNow! suffix, XOP map 8)
-  L512 = 1 << 24, // EVEX: 512-bit only
-  StrRead = 1 << 25, // string op whose Y operand is read (cmps, scas)
-  Rep = 1 << 26, // rep prefix meaningful (string ops)
-  MaskReq = 1 << 27, // EVEX: opmask must not be k0 (gathers/scatters)
-  T1s = 1 << 28, // EVEX disp8*N: N is the memory operand's size (scalar / tuple forms)
+  L512 = 1 << 23, // EVEX: 512-bit only
+  StrRead = 1 << 24, // string op whose Y operand is read (cmps, scas)
+  MaskReq = 1 << 25, // EVEX: opmask must not be k0 (gathers/scatters)
 }
 
 export interface Leaf {
@@ -124,18 +121,16 @@ export interface Leaf {
   readonly ops: readonly OpSpec[]
   readonly attr: number
   readonly flags: number
-  /** EVEX element size in bytes for broadcasts and disp8*N (0 = unknown / by W). */
-  readonly elem: number
 }
 
-export const enum MnSel {
+export enum MnSel {
   None = 0,
   OpSize = 1,
   W = 2,
   AddrSize = 3,
 }
 
-export const enum T {
+export enum T {
   Leaf = 0,
   Reg = 1, // by ModRM.reg (8)
   Mod = 2, // [memory form, register form]
@@ -185,7 +180,6 @@ const ATTR_WORDS: Record<string, number> = {
   nomem: A.NoMem,
   push: A.Push,
   pop: A.Pop,
-  byte: A.Byte,
   nofault: A.NoFault,
   vsib: A.Vsib,
   bcst: A.Bcst,
@@ -198,13 +192,9 @@ const ATTR_WORDS: Record<string, number> = {
   l1: A.L1,
   w0: A.W0,
   w1: A.W1,
-  imm8: A.Imm8,
   l512: A.L512,
   strread: A.StrRead,
-  rep: A.Rep,
   maskreq: A.MaskReq,
-  t1s: A.T1s,
-  modrm: A.ModRM,
 }
 
 const GPR_FIXED: Record<string, [number, number]> = {
@@ -346,7 +336,14 @@ export function leaf(text: string): Leaf {
   if (hit) return hit
   const bar = text.indexOf('|')
   const main = (bar < 0 ? text : text.slice(0, bar)).trim()
-  const words = bar < 0 ? [] : text.slice(bar + 1).trim().split(/\s+/).filter(Boolean)
+  const words =
+    bar < 0
+      ? []
+      : text
+          .slice(bar + 1)
+          .trim()
+          .split(/\s+/)
+          .filter(Boolean)
   const sp = main.indexOf(' ')
   const mnText = sp < 0 ? main : main.slice(0, sp)
   const opText = sp < 0 ? '' : main.slice(sp + 1).trim()
@@ -354,12 +351,10 @@ export function leaf(text: string): Leaf {
   let attr = 0
   let flags = 0
   let mnSel = MnSel.None
-  let elem = 0
   for (const w of words) {
     if (w in ATTR_WORDS) attr |= ATTR_WORDS[w]
     else if (w in FLAG_WORDS) flags |= FLAG_WORDS[w]
     else if (w === 'asz') mnSel = MnSel.AddrSize
-    else if (/^e[1248]$/.test(w)) elem = Number(w.slice(1))
     else throw new Error(`opcode table: bad word '${w}' in '${text}'`)
   }
   const alts = mnText.split('/')
@@ -373,7 +368,15 @@ export function leaf(text: string): Leaf {
   // Byte operation: some GPR operand is a byte and none is wider (DX as a port number does not count).
   const gpr = ops.filter((o) => GPR_SIZED_KINDS.has(o.k) && !(o.k === K.Fix && o.n === 2 && o.s === Sz.w))
   if (gpr.some((o) => o.s === Sz.b) && gpr.every((o) => o.s === Sz.b)) attr |= A.Byte
-  const out: Leaf = { t: 0, mn: alts[alts.length === 2 ? 0 : alts.length === 3 ? 1 : 0], mns, mnSel, ops, attr, flags, elem }
+  const out: Leaf = {
+    t: 0,
+    mn: alts[alts.length === 2 ? 0 : alts.length === 3 ? 1 : 0],
+    mns,
+    mnSel,
+    ops,
+    attr,
+    flags,
+  }
   cache.set(text, out)
   return out
 }

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/complexity/useSimpleNumberKeys: opcode tables are keyed by hex opcode, as in the SDM
 // VEX-encoded opcode maps 0F, 0F38, 0F3A (AVX, AVX2, FMA, F16C, BMI1/2,
 // AVX-512 mask instructions, AMD FMA4 / vpermil2).
 //
@@ -11,19 +12,39 @@ import { grp, l, mod, type OpcodeTable, pfx, type Src, table, w } from './spec.j
 const p66 = (s: Src) => pfx(null, s)
 const mem = (s: Src) => mod(s, null)
 const reg = (s: Src) => mod(null, s)
-const quad = (m: string) => pfx(`v${m}ps Vx,Hx,Wx`, `v${m}pd Vx,Hx,Wx`, `v${m}ss Vdq,Hdq,Wss`, `v${m}sd Vdq,Hdq,Wsd`)
+const quad = (m: string) =>
+  pfx(`v${m}ps Vx,Hx,Wx`, `v${m}pd Vx,Hx,Wx`, `v${m}ss Vdq,Hdq,Wss`, `v${m}sd Vdq,Hdq,Wsd`)
 const pair = (ps: string, pd: string) => pfx(`v${ps} Vx,Hx,Wx`, `v${pd} Vx,Hx,Wx`)
 const kop = (w16: string, w64: string, b8: string, d32: string, extra = '| l1') =>
   pfx(reg(`${w16}/${w64} KG,KH,KR ${extra}`), reg(`${b8}/${d32} KG,KH,KR ${extra}`))
 
 const src0f: Record<number, Src> = {
-  0x10: pfx('vmovups Vx,Wx | wo', 'vmovupd Vx,Wx | wo', mod('vmovss Vdq,Md | wo', 'vmovss Vdq,Hdq,Udq'), mod('vmovsd Vdq,Mq | wo', 'vmovsd Vdq,Hdq,Udq')),
-  0x11: pfx('vmovups Wx,Vx | wo', 'vmovupd Wx,Vx | wo', mod('vmovss Md,Vdq | wo', 'vmovss Udq,Hdq,Vdq'), mod('vmovsd Mq,Vdq | wo', 'vmovsd Udq,Hdq,Vdq')),
-  0x12: pfx(mod('vmovlps Vdq,Hdq,Mq | l0', 'vmovhlps Vdq,Hdq,Udq | l0'), mem('vmovlpd Vdq,Hdq,Mq | l0'), 'vmovsldup Vx,Wx | wo', 'vmovddup Vx,Wx | wo'),
+  0x10: pfx(
+    'vmovups Vx,Wx | wo',
+    'vmovupd Vx,Wx | wo',
+    mod('vmovss Vdq,Md | wo', 'vmovss Vdq,Hdq,Udq'),
+    mod('vmovsd Vdq,Mq | wo', 'vmovsd Vdq,Hdq,Udq'),
+  ),
+  0x11: pfx(
+    'vmovups Wx,Vx | wo',
+    'vmovupd Wx,Vx | wo',
+    mod('vmovss Md,Vdq | wo', 'vmovss Udq,Hdq,Vdq'),
+    mod('vmovsd Mq,Vdq | wo', 'vmovsd Udq,Hdq,Vdq'),
+  ),
+  0x12: pfx(
+    mod('vmovlps Vdq,Hdq,Mq | l0', 'vmovhlps Vdq,Hdq,Udq | l0'),
+    mem('vmovlpd Vdq,Hdq,Mq | l0'),
+    'vmovsldup Vx,Wx | wo',
+    'vmovddup Vx,Wx | wo',
+  ),
   0x13: pfx(mem('vmovlps Mq,Vdq | l0 wo'), mem('vmovlpd Mq,Vdq | l0 wo')),
   0x14: pair('unpcklps', 'unpcklpd'),
   0x15: pair('unpckhps', 'unpckhpd'),
-  0x16: pfx(mod('vmovhps Vdq,Hdq,Mq | l0', 'vmovlhps Vdq,Hdq,Udq | l0'), mem('vmovhpd Vdq,Hdq,Mq | l0'), 'vmovshdup Vx,Wx | wo'),
+  0x16: pfx(
+    mod('vmovhps Vdq,Hdq,Mq | l0', 'vmovlhps Vdq,Hdq,Udq | l0'),
+    mem('vmovhpd Vdq,Hdq,Mq | l0'),
+    'vmovshdup Vx,Wx | wo',
+  ),
   0x17: pfx(mem('vmovhps Mq,Vdq | l0 wo'), mem('vmovhpd Mq,Vdq | l0 wo')),
   0x28: pfx('vmovaps Vx,Wx | wo', 'vmovapd Vx,Wx | wo'),
   0x29: pfx('vmovaps Wx,Vx | wo', 'vmovapd Wx,Vx | wo'),
@@ -51,7 +72,12 @@ const src0f: Record<number, Src> = {
   0x57: pair('xorps', 'xorpd'),
   0x58: quad('add'),
   0x59: quad('mul'),
-  0x5a: pfx('vcvtps2pd Vx,Wh | wo', 'vcvtpd2ps Vdq,Wx | wo', 'vcvtss2sd Vdq,Hdq,Wss', 'vcvtsd2ss Vdq,Hdq,Wsd'),
+  0x5a: pfx(
+    'vcvtps2pd Vx,Wh | wo',
+    'vcvtpd2ps Vdq,Wx | wo',
+    'vcvtss2sd Vdq,Hdq,Wss',
+    'vcvtsd2ss Vdq,Hdq,Wsd',
+  ),
   0x5b: pfx('vcvtdq2ps Vx,Wx | wo', 'vcvtps2dq Vx,Wx | wo', 'vcvttps2dq Vx,Wx | wo'),
   0x5c: quad('sub'),
   0x5d: quad('min'),
@@ -62,16 +88,45 @@ const src0f: Record<number, Src> = {
   0x70: pfx(null, 'vpshufd Vx,Wx,Ib | wo', 'vpshufhw Vx,Wx,Ib | wo', 'vpshuflw Vx,Wx,Ib | wo'),
   0x71: p66(reg(grp(null, null, 'vpsrlw Hx,Ux,Ib', null, 'vpsraw Hx,Ux,Ib', null, 'vpsllw Hx,Ux,Ib'))),
   0x72: p66(reg(grp(null, null, 'vpsrld Hx,Ux,Ib', null, 'vpsrad Hx,Ux,Ib', null, 'vpslld Hx,Ux,Ib'))),
-  0x73: p66(reg(grp(null, null, 'vpsrlq Hx,Ux,Ib', 'vpsrldq Hx,Ux,Ib', null, null, 'vpsllq Hx,Ux,Ib', 'vpslldq Hx,Ux,Ib'))),
+  0x73: p66(
+    reg(
+      grp(
+        null,
+        null,
+        'vpsrlq Hx,Ux,Ib',
+        'vpsrldq Hx,Ux,Ib',
+        null,
+        null,
+        'vpsllq Hx,Ux,Ib',
+        'vpslldq Hx,Ux,Ib',
+      ),
+    ),
+  ),
   0x77: pfx(l('vzeroupper', 'vzeroall')),
   0x7c: pfx(null, 'vhaddpd Vx,Hx,Wx', null, 'vhaddps Vx,Hx,Wx'),
   0x7d: pfx(null, 'vhsubpd Vx,Hx,Wx', null, 'vhsubps Vx,Hx,Wx'),
   0x7e: pfx(null, 'vmovd/vmovq Ey,Vdq | l0 wo', 'vmovq Vdq,Wq | l0 wo'),
   0x7f: pfx(null, 'vmovdqa Wx,Vx | wo', 'vmovdqu Wx,Vx | wo'),
-  0x90: pfx(w('kmovw KG,KEw | l0 wo', 'kmovq KG,KEq | l0 wo'), w('kmovb KG,KEb | l0 wo', 'kmovd KG,KEd | l0 wo')),
-  0x91: pfx(mem(w('kmovw Mw,KG | l0 wo', 'kmovq Mq,KG | l0 wo')), mem(w('kmovb Mb,KG | l0 wo', 'kmovd Md,KG | l0 wo'))),
-  0x92: pfx(reg('kmovw KG,Rd | l0 w0 wo'), reg('kmovb KG,Rd | l0 w0 wo'), null, reg(w('kmovd KG,Rd | l0 wo', 'kmovq KG,Rq | l0 wo'))),
-  0x93: pfx(reg('kmovw Gd,KR | l0 w0 wo'), reg('kmovb Gd,KR | l0 w0 wo'), null, reg(w('kmovd Gd,KR | l0 wo', 'kmovq Gq,KR | l0 wo'))),
+  0x90: pfx(
+    w('kmovw KG,KEw | l0 wo', 'kmovq KG,KEq | l0 wo'),
+    w('kmovb KG,KEb | l0 wo', 'kmovd KG,KEd | l0 wo'),
+  ),
+  0x91: pfx(
+    mem(w('kmovw Mw,KG | l0 wo', 'kmovq Mq,KG | l0 wo')),
+    mem(w('kmovb Mb,KG | l0 wo', 'kmovd Md,KG | l0 wo')),
+  ),
+  0x92: pfx(
+    reg('kmovw KG,Rd | l0 w0 wo'),
+    reg('kmovb KG,Rd | l0 w0 wo'),
+    null,
+    reg(w('kmovd KG,Rd | l0 wo', 'kmovq KG,Rq | l0 wo')),
+  ),
+  0x93: pfx(
+    reg('kmovw Gd,KR | l0 w0 wo'),
+    reg('kmovb Gd,KR | l0 w0 wo'),
+    null,
+    reg(w('kmovd Gd,KR | l0 wo', 'kmovq Gq,KR | l0 wo')),
+  ),
   0x98: pfx(reg('kortestw/kortestq KG,KR | l0 ro'), reg('kortestb/kortestd KG,KR | l0 ro')),
   0x99: pfx(reg('ktestw/ktestq KG,KR | l0 ro'), reg('ktestb/ktestd KG,KR | l0 ro')),
   0xae: pfx(mem(grp(null, null, 'vldmxcsr Md | l0 ro', 'vstmxcsr Md | l0 wo'))),
@@ -140,7 +195,16 @@ const INT66: Record<number, string> = {
 }
 for (const [op, m] of Object.entries(INT66)) src0f[Number(op)] = p66(`${m} Vx,Hx,Wx`)
 // Shifts by a count in xmm/m128.
-for (const [op, m] of Object.entries({ 0xd1: 'vpsrlw', 0xd2: 'vpsrld', 0xd3: 'vpsrlq', 0xe1: 'vpsraw', 0xe2: 'vpsrad', 0xf1: 'vpsllw', 0xf2: 'vpslld', 0xf3: 'vpsllq' }))
+for (const [op, m] of Object.entries({
+  0xd1: 'vpsrlw',
+  0xd2: 'vpsrld',
+  0xd3: 'vpsrlq',
+  0xe1: 'vpsraw',
+  0xe2: 'vpsrad',
+  0xf1: 'vpsllw',
+  0xf2: 'vpslld',
+  0xf3: 'vpsllq',
+}))
   src0f[Number(op)] = p66(`${m} Vx,Hx,Wdq`)
 
 const fma = (m: string) => p66(`${m}ps/${m}pd Vx,Hx,Wx`)
@@ -203,7 +267,12 @@ const src38: Record<number, Src> = {
   0xf3: pfx(grp(null, 'blsr By,Ey | l0 wo', 'blsmsk By,Ey | l0 wo', 'blsi By,Ey | l0 wo')),
   0xf5: pfx('bzhi Gy,Ey,By | l0 wo', null, 'pext Gy,By,Ey | l0 wo', 'pdep Gy,By,Ey | l0 wo'),
   0xf6: pfx(null, null, null, 'mulx Gy,By,Ey | l0 wo'),
-  0xf7: pfx('bextr Gy,Ey,By | l0 wo', 'shlx Gy,Ey,By | l0 wo', 'sarx Gy,Ey,By | l0 wo', 'shrx Gy,Ey,By | l0 wo'),
+  0xf7: pfx(
+    'bextr Gy,Ey,By | l0 wo',
+    'shlx Gy,Ey,By | l0 wo',
+    'sarx Gy,Ey,By | l0 wo',
+    'shrx Gy,Ey,By | l0 wo',
+  ),
 }
 const INT38: Record<number, string> = {
   0x00: 'vpshufb',
@@ -233,7 +302,18 @@ const INT38: Record<number, string> = {
   0x40: 'vpmulld',
 }
 for (const [op, m] of Object.entries(INT38)) src38[Number(op)] = p66(`${m} Vx,Hx,Wx`)
-const FMA_OPS = ['fmaddsub', 'fmsubadd', 'fmadd', 'fmadd', 'fmsub', 'fmsub', 'fnmadd', 'fnmadd', 'fnmsub', 'fnmsub']
+const FMA_OPS = [
+  'fmaddsub',
+  'fmsubadd',
+  'fmadd',
+  'fmadd',
+  'fmsub',
+  'fmsub',
+  'fnmadd',
+  'fnmadd',
+  'fnmsub',
+  'fnmsub',
+]
 for (const [base, order] of [
   [0x96, '132'],
   [0xa6, '213'],
@@ -313,9 +393,19 @@ const FMA4: Record<number, string> = {
   0x7d: 'vfnmsubpd',
 }
 for (const [op, m] of Object.entries(FMA4)) src3a[Number(op)] = p66(`${m} Vx,Hx,Wx,Lx`)
-for (const [op, m] of Object.entries({ 0x6a: 'vfmaddss', 0x6e: 'vfmsubss', 0x7a: 'vfnmaddss', 0x7e: 'vfnmsubss' }))
+for (const [op, m] of Object.entries({
+  0x6a: 'vfmaddss',
+  0x6e: 'vfmsubss',
+  0x7a: 'vfnmaddss',
+  0x7e: 'vfnmsubss',
+}))
   src3a[Number(op)] = p66(`${m} Vdq,Hdq,Wss,Ldq`)
-for (const [op, m] of Object.entries({ 0x6b: 'vfmaddsd', 0x6f: 'vfmsubsd', 0x7b: 'vfnmaddsd', 0x7f: 'vfnmsubsd' }))
+for (const [op, m] of Object.entries({
+  0x6b: 'vfmaddsd',
+  0x6f: 'vfmsubsd',
+  0x7b: 'vfnmaddsd',
+  0x7f: 'vfnmsubsd',
+}))
   src3a[Number(op)] = p66(`${m} Vdq,Hdq,Wsd,Ldq`)
 
 export const VEX_0F: OpcodeTable = table(src0f)

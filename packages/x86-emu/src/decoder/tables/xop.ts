@@ -1,3 +1,4 @@
+// biome-ignore-all lint/complexity/useSimpleNumberKeys: opcode tables are keyed by hex opcode, as in the SDM
 // AMD XOP maps 8, 9 and 0A (8F escape with map_select >= 8; AMD APM Vol. 4),
 // plus TBM and LWP which share them. Map 8 always has an imm8, map 0A an
 // imm32. XOP.pp must be 0.
@@ -34,7 +35,18 @@ for (let i = 0; i < 4; i++) {
 
 const tbm = (m: string) => `${m} By,Ey | l0 wo`
 const src9: Record<number, Src> = {
-  0x01: np(grp(null, tbm('blcfill'), tbm('blsfill'), tbm('blcs'), tbm('tzmsk'), tbm('blcic'), tbm('blsic'), tbm('t1mskc'))),
+  0x01: np(
+    grp(
+      null,
+      tbm('blcfill'),
+      tbm('blsfill'),
+      tbm('blcs'),
+      tbm('tzmsk'),
+      tbm('blcic'),
+      tbm('blsic'),
+      tbm('t1mskc'),
+    ),
+  ),
   0x02: np(grp(null, tbm('blcmsk'), null, null, null, null, tbm('blci'))),
   0x12: np(mod(null, grp('llwpcb Ry | l0', 'slwpcb Ry | l0 wo'))),
   0x80: np('vfrczps Vx,Wx | w0 wo'),
