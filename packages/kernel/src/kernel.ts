@@ -29,12 +29,14 @@ import {
   HC_FILE_READ,
   HC_FILE_WRITE,
   HC_FORK,
+  HC_NOTIFY_DIE,
   HC_PRINTK,
   HC_SCHEDULE,
   HC_SYSCALL,
   HC_TIMER_TICK,
   KERNEL_CS,
   KERNEL_SS,
+  NOTIFY_DONE,
   PAGE_OFFSET,
   PERCPU_CPU_NUMBER,
   PERCPU_CURRENT_TASK,
@@ -46,7 +48,7 @@ import {
   type PtRegsField,
 } from './abi.js'
 import { ElfError } from './elf.js'
-import { EFAULT, ENOENT, ENOEXEC, ENOSYS } from './errno.js'
+import { EBADF, EFAULT, ENOENT, ENOEXEC, ENOSYS } from './errno.js'
 import { checkExecutable, loadExecutable } from './exec-loader.js'
 import { FdTable, O_ACCMODE, O_RDWR, OpenFile } from './files.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
@@ -400,15 +402,18 @@ export class Kernel {
     })
     m.registerHypercall(HC_TIMER_TICK, (c) => {
       if (c.id === 0) this.jiffies++
-      const regs = arg(c, 0)
+      // Never switch here: the tick may have interrupted kernel code. Ask for a reschedule instead;
+      // the guest schedules on its way back to user mode, or from the idle loop.
       const cur = this.current(c)
-      // From the idle loop or at the end of a user time slice: pick (maybe) another task here.
-      if (cur.state === 'idle' || cur.pendingKill !== 0 || this.hasRunnable()) this.schedule(c, regs)
+      if (cur.pendingKill !== 0 || this.hasRunnable() || (cur.state === 'idle' && this.hasRunnable()))
+        this.setNeedResched(c)
       ret(c, 0)
     })
     m.registerHypercall(HC_SCHEDULE, (c) => {
+      const before = this.current(c)
       this.schedule(c, arg(c, 0))
-      ret(c, this.current(c).guestTask)
+      const after = this.current(c)
+      ret(c, after === before ? 0 : after.guestTask)
     })
     m.registerHypercall(HC_SYSCALL, (c) => {
       const regs = arg(c, 0)
@@ -423,21 +428,21 @@ export class Kernel {
     m.registerHypercall(HC_FILE_WRITE, (c) => {
       const task = this.current(c)
       const f = task.files.get(arg(c, 0))
-      if (!f) return ret(c, -9)
+      if (!f) return ret(c, -EBADF)
       const r = f.write(this.readKernel(arg(c, 1), arg(c, 2)))
-      ret(c, typeof r === 'number' ? r : -11)
+      ret(c, typeof r === 'number' ? r : this.park(c, task, r.ready))
     })
     m.registerHypercall(HC_FILE_READ, (c) => {
       const task = this.current(c)
       const f = task.files.get(arg(c, 0))
-      if (!f) return ret(c, -9)
+      if (!f) return ret(c, -EBADF)
       const r = f.read(arg(c, 2))
       if (typeof r === 'number') return ret(c, r)
       if (r instanceof Uint8Array) {
         this.writeKernel(arg(c, 1), r)
         return ret(c, r.length)
       }
-      return ret(c, -11)
+      ret(c, this.park(c, task, r.ready))
     })
     m.registerHypercall(HC_FILE_OPEN, (c) => {
       const path = this.readKernelString(arg(c, 0))
@@ -462,13 +467,19 @@ export class Kernel {
     m.registerHypercall(HC_EXIT, (c) => {
       const task = this.current(c)
       const regs = arg(c, 1)
-      const group = regs !== 0 && this.frame(regs).get('orig_ax') === 231
-      if (group) this.exitGroup(c, task, arg(c, 0) & 0xff, 0)
-      else this.exitTask(c, task, arg(c, 0) & 0xff, 0)
-      ret(c, 0)
+      const code = (arg(c, 0) >> 8) & 0xff // do_exit's code is a wait status
+      if (this.frame(regs).get('orig_ax') === 231) this.exitGroup(c, task, code, 0)
+      else this.exitTask(c, task, code, 0)
+      // do_exit leaves through the frame: it must already describe what runs next.
+      this.schedule(c, regs)
+      ret(c, this.current(c).guestTask)
+    })
+    m.registerHypercall(HC_NOTIFY_DIE, (c) => {
+      const fn = this.dieNotifiers[arg(c, 3)]
+      ret(c, fn ? fn(arg(c, 0), arg(c, 1), arg(c, 2), c) : NOTIFY_DONE)
     })
     m.registerHypercall(HC_EXCEPTION, (c) => {
-      ret(c, this.exception(c, arg(c, 0), arg(c, 1), arg(c, 2)))
+      ret(c, this.exception(c, arg(c, 0), arg(c, 1), arg(c, 2), arg(c, 3) === 1, arg(c, 4)))
     })
   }
 
@@ -606,26 +617,43 @@ export class Kernel {
     }
   }
 
-  /** User-mode faults: demand paging and copy-on-write, else the signal's default action. */
-  private exception(c: Cpu, regs: number, trapnr: number, errorCode: number): number {
+  /**
+   * An exception the guest passes on. First chance: a user-mode fault (demand
+   * paging, copy-on-write, else a signal), or a kernel-mode #PF on a user
+   * address (page it in, or return 0 so the exception table makes -EFAULT).
+   * Fatal: an oops the guest already printed.
+   */
+  private exception(
+    c: Cpu,
+    regs: number,
+    trapnr: number,
+    errorCode: number,
+    fatal: boolean,
+    cr2: number,
+  ): number {
     const task = this.current(c)
     const frame = this.frame(regs)
     const fromUser = (frame.get('cs') & 3) === 3
-    if (trapnr === 14 && task.state !== 'idle') {
-      const addr = c.cr2
-      if (task.mm.handleFault(addr, (errorCode & 2) !== 0, (errorCode & 16) !== 0)) {
-        c.invlpg(addr)
-        return 1
-      }
-      if (!fromUser) return 0 // the guest tries its exception table
-    }
-    if (!fromUser) {
+    if (fatal || (!fromUser && trapnr !== 14)) {
       this.printk.log(
         this.jiffies,
-        `oops: trap ${trapnr} error ${errorCode} at ${this.kallsyms.format(frame.get('ip'))}`,
+        `oops: trap ${trapnr} error 0x${errorCode.toString(16)} at ${this.kallsyms.format(frame.get('ip'))} in ${task.comm}`,
       )
-      this.machine.stop(`kernel oops: trap ${trapnr} at ${this.kallsyms.format(frame.get('ip'))}`, true)
+      if (task.state === 'idle') {
+        this.machine.stop(`kernel oops: trap ${trapnr} at ${this.kallsyms.format(frame.get('ip'))}`, true)
+        return 0
+      }
+      // Like make_task_dead(): the task dies and the CPU goes on with something else.
+      this.killTask(c, task, SIGSEGV)
+      this.schedule(c, regs)
       return 1
+    }
+    if (trapnr === 14 && task.state !== 'idle') {
+      if (task.mm.handleFault(cr2, (errorCode & 2) !== 0, (errorCode & 16) !== 0)) {
+        c.invlpg(cr2)
+        return 1
+      }
+      if (!fromUser) return 0
     }
     const signal =
       trapnr === 14 || trapnr === 13 || trapnr === 12
@@ -638,7 +666,7 @@ export class Kernel {
               ? 5
               : SIGSEGV
     const info: SigInfo = { signo: signal, code: trapnr === 14 ? 1 : 128, trapno: trapnr, err: errorCode }
-    if (trapnr === 14) info.addr = c.cr2
+    if (trapnr === 14) info.addr = cr2
     // A fault's signal cannot wait: blocked or ignored, it kills (force_sig_fault).
     const action = task.sighand.actions[signal]
     if ((task.blocked & bit(signal)) !== 0n || action.handler === SIG_IGN) action.handler = SIG_DFL
@@ -646,6 +674,49 @@ export class Kernel {
     this.deliverSignals(c, task, frame)
     if (task.state === 'zombie') this.schedule(c, regs)
     return 1
+  }
+
+  /** A call that must wait: park the task; the guest restarts the syscall (-ERESTARTNOINTR). */
+  private park(c: Cpu, task: Task, ready: () => boolean): number {
+    task.state = 'parked'
+    task.waitCondition = ready
+    this.setNeedResched(c)
+    return -ERESTARTNOINTR
+  }
+
+  // ------------------------------------------------------------------ die notifiers
+
+  private readonly dieNotifiers: (DieNotifier | undefined)[] = []
+
+  /**
+   * register_die_notifier for host code (kprobes): links one of the guest's
+   * host_notifier_blocks into die_chain by priority, so every exception walks
+   * it in guest code (notifier_call_chain) before its default handling.
+   */
+  registerDieNotifier(fn: DieNotifier, priority = 0): number {
+    const index = this.dieNotifiers.length
+    if (index >= 16) throw new Error('no free host notifier block')
+    this.dieNotifiers.push(fn)
+    const blocks = this.symbol('host_notifier_blocks')
+    const block = blocks + index * 24
+    this.writeKernel(block + 16, le32(priority))
+    // Insert by descending priority, as notifier_chain_register does.
+    let link = this.symbol('die_chain')
+    for (;;) {
+      const next = this.readKernel64(link)
+      if (next === 0 || readI32(this.readKernel(next + 16, 4)) < priority) {
+        this.writeKernel(block + 8, le64(next))
+        this.writeKernel(link, le64(block))
+        return index
+      }
+      link = next + 8
+    }
+  }
+
+  readKernel64(addr: number): number {
+    const b = this.readKernel(addr, 8)
+    const v = new DataView(b.buffer)
+    return v.getInt32(4, true) * 0x1_0000_0000 + v.getUint32(0, true)
   }
 
   /** A NUL-terminated string in kernel memory (a getname() buffer). */
@@ -763,7 +834,26 @@ export class Kernel {
   }
 }
 
-export { checkExecutable, copyFromUser, copyToUser, O_ACCMODE }
+/** A host die notifier: (val, regs, trapnr, cpu) -> NOTIFY_* */
+export type DieNotifier = (val: number, regs: number, trapnr: number, cpu: Cpu) => number
+
+const ERESTARTNOINTR = 513
+
+function le32(v: number): Uint8Array {
+  const b = new Uint8Array(4)
+  new DataView(b.buffer).setInt32(0, v | 0, true)
+  return b
+}
+function le64(v: number): Uint8Array {
+  const b = new Uint8Array(8)
+  const d = new DataView(b.buffer)
+  d.setInt32(0, v | 0, true)
+  d.setInt32(4, Math.floor(v / 0x1_0000_0000) | 0, true)
+  return b
+}
+function readI32(b: Uint8Array): number {
+  return new DataView(b.buffer, b.byteOffset).getInt32(0, true)
+}
 
 function basename(p: string): string {
   return p.slice(p.lastIndexOf('/') + 1).slice(0, 15)

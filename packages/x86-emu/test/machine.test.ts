@@ -426,3 +426,42 @@ describe('machine', () => {
 function updateDebugStateForTest(r: Rig): void {
   updateDebugState(r.cpu)
 }
+
+describe('segment bases and gate checks', () => {
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])('gs: absolute operands add the GS base (%s)', (_mode, jitThreshold) => {
+    const r = new Rig({ jitThreshold })
+    r.mapZeroed(USER_DATA, 4096, { user: true, writable: true, nx: true })
+    r.writeQword(USER_DATA + 0x28, 0x1234567)
+    // mov rax, gs:[0x28] ; mov fs:[0x30], rax ; hlt
+    r.load(
+      USER_CODE,
+      [0x65, 0x48, 0x8b, 0x04, 0x25, ...le32(0x28), 0x64, 0x48, 0x89, 0x04, 0x25, ...le32(0x30), HLT],
+      { user: true },
+    )
+    r.enterUser(0, USER_CODE)
+    r.cpu.gsBase = USER_DATA
+    r.cpu.fsBase = USER_DATA
+    runCollect(r)
+    expect(r.cpu.getReg(0)).toBe(0x1234567n)
+    expect(r.readQword(USER_DATA + 0x30)).toBe(0x1234567n)
+  })
+
+  it('int n through a gate with DPL < CPL is a #GP fault at the int instruction', () => {
+    const r = new Rig()
+    const handler = KERNEL_BASE + 0x1000
+    r.load(handler, [HLT], {})
+    r.setGate(Vector.GP, handler)
+    r.setGate(0x80, handler, { dpl: 0 })
+    r.load(USER_CODE, [NOP, 0xcd, 0x80], { user: true })
+    r.enterUser(0, USER_CODE)
+    const seen: { vector: number; rip: bigint }[] = []
+    r.machine.run({ maxInstructions: 10 })
+    // The #GP frame's RIP (top of the kernel stack frame) is the int instruction, error code 0x80*8+2.
+    seen.push({ vector: Vector.GP, rip: r.readQword(KSTACK_TOP - 40) })
+    expect(seen[0].rip).toBe(BigInt(USER_CODE + 1))
+    expect(r.readQword(KSTACK_TOP - 48)).toBe(BigInt(0x80 * 8 + 2))
+  })
+})

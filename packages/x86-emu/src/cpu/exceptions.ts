@@ -84,7 +84,11 @@ export class Unimplemented extends CpuFault {
 
 /** int n / int3: a trap whose gate DPL is checked against CPL. */
 export class SoftwareInterrupt extends CpuFault {
-  constructor(vector: number) {
+  constructor(
+    vector: number,
+    /** The instruction's length: a #GP for a gate it may not use points back at it. */
+    readonly length: number,
+  ) {
     super(vector, 0, 0, '', true)
   }
 }

@@ -104,7 +104,7 @@ export function compileIret(insn: Instruction): Op {
 export function compileInt(insn: Instruction): Op {
   if (insn.opcode === 0xcc)
     return () => {
-      throw new SoftwareInterrupt(Vector.BP)
+      throw new SoftwareInterrupt(Vector.BP, insn.length)
     }
   if (insn.opcode === 0xf1)
     return () => {
@@ -112,7 +112,7 @@ export function compileInt(insn: Instruction): Op {
     }
   const vector = insn.immediate & 0xff
   return () => {
-    throw new SoftwareInterrupt(vector)
+    throw new SoftwareInterrupt(vector, insn.length)
   }
 }
 

@@ -45,7 +45,7 @@ export function eaExpr(insn: Instruction): string | null {
   } else if (m.index >= 0) {
     e = `(t=(r[${X}]>>>0)*${s}+${d},((r[${X + 1}]*${s}+Math.floor(t/${TWO_32}))|0)*${TWO_32}+(t>>>0))`
   } else {
-    return num(d)
+    e = num(d)
   }
   if (m.segment === 'fs') return `rt.wrap64(${e}+c.fsBase)`
   if (m.segment === 'gs') return `rt.wrap64(${e}+c.gsBase)`

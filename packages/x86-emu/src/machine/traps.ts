@@ -16,6 +16,8 @@ export interface TrapEvent {
   kind: 'fault' | 'trap' | 'interrupt'
   /** int n / int3 from the instruction stream. */
   software: boolean
+  /** Length of the int instruction (software interrupts only). */
+  length?: number
   detail: string
 }
 
@@ -40,6 +42,7 @@ export function eventFromFault(f: CpuFault): TrapEvent {
     address: f.address,
     kind: f.trap ? 'trap' : 'fault',
     software: f instanceof SoftwareInterrupt,
+    length: f instanceof SoftwareInterrupt ? f.length : undefined,
     detail: f.detail,
   }
 }
@@ -57,7 +60,8 @@ export function deliver(c: Cpu, ev: TrapEvent): string | null {
     if (!(e instanceof CpuFault)) throw e
     if (ev.vector === Vector.DF) return `triple fault: ${describeTrap(ev)} then ${e.name}`
     if (ev.software && e.vector === Vector.GP) {
-      // int n through a gate the caller may not use: #GP instead, delivered normally.
+      // int n through a gate the caller may not use: a #GP fault at the int instruction itself.
+      c.rip -= ev.length ?? 0
       return deliver(c, { ...ev, vector: Vector.GP, errorCode: e.errorCode, software: false, kind: 'fault' })
     }
     return deliver(c, {

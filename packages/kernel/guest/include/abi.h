@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The guest kernel ABI, as constants. This file mirrors ../../ABI.md (the
+ * contract) and ../../src/abi.ts (the host's copy); test/abi.test.ts checks
+ * that the two agree. Every line is "#define NAME <literal>" so a tiny
+ * parser can read it, and it is valid in both C and assembly.
+ *
+ * Additions beyond ABI.md are marked [ext] and explained in ../README.md.
+ */
+#ifndef _PROBEKIT_ABI_H
+#define _PROBEKIT_ABI_H
+
+/* ---- Address space ---------------------------------------------------- */
+#define START_KERNEL_MAP	0xffffffff80000000	/* __START_KERNEL_map: virt = this + phys */
+#define KERNEL_PHYS_BASE	0x1000000		/* the image is loaded at 16 MiB physical */
+#define KERNEL_TEXT		0xffffffff81000000	/* _text */
+#define PAGE_OFFSET		0xffff888000000000	/* direct map of all RAM */
+#define TASK_SIZE_MAX		0x00007ffffffff000	/* user pointers are below this (access_ok) */
+#define TASK_SIZE		0x00007ffffffff000	/* = TASK_SIZE_MAX (src/abi.ts's name) */
+#define PAGE_SIZE		0x1000
+
+/* ---- Segment selectors (GDT layout as in Linux) ----------------------- */
+#define KERNEL32_CS		0x08
+#define KERNEL_CS		0x10
+#define KERNEL_DS		0x18
+#define KERNEL_SS		0x18	/* = KERNEL_DS */
+#define USER32_CS		0x23
+#define USER_DS			0x2b
+#define USER_SS			0x2b	/* = USER_DS */
+#define USER_CS			0x33
+#define TSS_SEL			0x40
+#define GDT_SIZE		80	/* 8 descriptors + the 16-byte TSS descriptor */
+
+/* ---- MSRs written by start_kernel ------------------------------------- */
+#define MSR_EFER		0xc0000080
+#define MSR_STAR		0xc0000081
+#define MSR_LSTAR		0xc0000082
+#define MSR_FMASK		0xc0000084
+#define MSR_FS_BASE		0xc0000100
+#define MSR_GS_BASE		0xc0000101
+#define MSR_KERNEL_GS_BASE	0xc0000102
+#define EFER_SCE		0x1
+#define STAR_VALUE		0x0023001000000000	/* 0x10 << 32 | 0x23 << 48 */
+#define SYSCALL_FMASK		0x47700			/* TF|IF|DF|AC|NT */
+
+/* ---- Per-CPU area (GS base in kernel mode) ----------------------------- */
+#define PERCPU_SELF		0
+#define PERCPU_CPU_NUMBER	8
+#define PERCPU_CURRENT_TASK	16
+#define PERCPU_TOP_OF_STACK	24
+#define PERCPU_USER_RSP		32
+#define PERCPU_NEED_RESCHED	40
+#define PERCPU_IRQ_COUNT	48
+#define PERCPU_GDT		64
+#define PERCPU_TSS		256
+#define PERCPU_SIZE		4096
+#define TSS_RSP0		4	/* offset inside the TSS */
+#define TSS_IST1		36
+#define TSS_SIZE		104
+
+/* ---- struct pt_regs (byte offsets; Linux x86-64 layout) ---------------- */
+#define PT_R15			0
+#define PT_R14			8
+#define PT_R13			16
+#define PT_R12			24
+#define PT_RBP			32
+#define PT_RBX			40
+#define PT_R11			48
+#define PT_R10			56
+#define PT_R9			64
+#define PT_R8			72
+#define PT_RAX			80
+#define PT_RCX			88
+#define PT_RDX			96
+#define PT_RSI			104
+#define PT_RDI			112
+#define PT_ORIG_RAX		120
+#define PT_RIP			128
+#define PT_CS			136
+#define PT_EFLAGS		144
+#define PT_RSP			152
+#define PT_SS			160
+#define PT_REGS_SIZE		168
+
+/* ---- Hypercalls: vmcall, rax = nr, args rdi rsi rdx r10 r8, result rax -- */
+#define HC_CPU_ONLINE		0x100	/* cpu */
+#define HC_PRINTK		0x101	/* kbuf, len */
+#define HC_SYSCALL		0x102	/* regs -> value stored in regs->ax */
+#define HC_SCHEDULE		0x103	/* regs -> next task_struct or 0 [ext: result] */
+#define HC_EXCEPTION		0x104	/* regs, trapnr, error_code, fatal [ext], cr2 [ext] -> 1 handled, 0 not */
+#define HC_NOTIFY_DIE		0x105	/* val, regs, trapnr, index, die_args [ext] -> NOTIFY_* */
+#define HC_TIMER_TICK		0x106	/* regs */
+#define HC_FILE_READ		0x107	/* fd, kbuf, count, pos or -1 [ext] -> bytes or -errno */
+#define HC_FILE_WRITE		0x108	/* fd, kbuf, count, pos or -1 [ext] -> bytes or -errno */
+#define HC_FILE_OPEN		0x109	/* kpath, flags, mode, dfd [ext] -> fd or -errno */
+#define HC_FORK			0x10a	/* clone_flags, stack_start, regs, parent_tidptr, child_tidptr -> pid */
+#define HC_EXECVE		0x10b	/* kpath, regs -> 0 or -errno */
+#define HC_EXIT			0x10c	/* exit_code, regs -> next task_struct or 0 [ext: result] */
+#define HC_KRETPROBE_TRAMPOLINE	0x10d	/* [ext] regs -> the real return address */
+#define HC_CALL_RETURN		0x10e	/* [ext] value: kernel_call_return reached */
+
+/* HC_EXCEPTION's 4th argument (r10) [ext] */
+#define EXC_FIRST_CHANCE	0	/* user fault, or a kernel fault on a user address (demand paging) */
+#define EXC_FATAL		1	/* kernel oops: no fixup; the CPU halts unless the host returns 1 */
+
+/* ---- Vectors ---------------------------------------------------------- */
+#define X86_TRAP_DE		0
+#define X86_TRAP_DB		1
+#define X86_TRAP_NMI		2
+#define X86_TRAP_BP		3
+#define X86_TRAP_UD		6
+#define X86_TRAP_DF		8
+#define X86_TRAP_GP		13
+#define X86_TRAP_PF		14
+#define X86_TRAP_MF		16
+#define TIMER_VECTOR		32
+#define NR_VECTORS		256
+#define FIRST_EXTERNAL_VECTOR	32
+#define IDT_ENTRY_STRIDE	16	/* irq_entries_start + 16 * vector: the catch-all stubs */
+
+/* ---- Die notifier chain ------------------------------------------------ */
+#define DIE_OOPS		1
+#define DIE_INT3		2
+#define DIE_DEBUG		3
+#define DIE_PANIC		4
+#define DIE_NMI			5
+#define DIE_DIE			6
+#define DIE_KERNELDEBUG		7
+#define DIE_TRAP		8
+#define DIE_GPF			9
+#define DIE_CALL		10
+#define DIE_PAGE_FAULT		11
+#define DIE_NMIUNKNOWN		12
+#define NOTIFY_DONE		0x0000
+#define NOTIFY_OK		0x0001
+#define NOTIFY_STOP_MASK	0x8000
+#define NOTIFY_BAD		0x8002
+#define NOTIFY_STOP		0x8001
+/* struct notifier_block (24 bytes) */
+#define NB_NOTIFIER_CALL	0
+#define NB_NEXT			8
+#define NB_PRIORITY		16
+#define NB_HOST_INDEX		20
+#define NB_SIZE			24
+#define NR_HOST_NOTIFIERS	16	/* host_notifier_blocks[] */
+/* die_chain (struct atomic_notifier_head): the list head pointer */
+#define NH_HEAD			0
+/* struct die_args (32 bytes) */
+#define DIE_ARGS_REGS		0
+#define DIE_ARGS_STR		8
+#define DIE_ARGS_ERR		16
+#define DIE_ARGS_TRAPNR		24
+#define DIE_ARGS_SIGNR		28
+#define DIE_ARGS_SIZE		32
+
+/* ---- Sections ---------------------------------------------------------- */
+#define EXTABLE_ENTRY_SIZE	8	/* two s32: insn - &insn, fixup - &fixup */
+#define KPROBE_BLACKLIST_ENTRY_SIZE 8	/* one u64 function address */
+
+/* ---- Sizes ------------------------------------------------------------- */
+#define NR_CPUS			16
+#define PATH_MAX		4096
+#define BOUNCE_SIZE		4096	/* vfs_read/vfs_write copy through this per-CPU buffer */
+
+#endif /* _PROBEKIT_ABI_H */

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef _LINUX_SYSCALLS_H
+#define _LINUX_SYSCALLS_H
+
+#include <linux/types.h>
+
+struct pt_regs;
+
+#define __NR_read		0
+#define __NR_write		1
+#define __NR_open		2
+#define __NR_close		3
+#define __NR_clone		56
+#define __NR_fork		57
+#define __NR_vfork		58
+#define __NR_execve		59
+#define __NR_exit		60
+#define __NR_exit_group		231
+#define __NR_openat		257
+
+long sys_read(unsigned int fd, char __user *buf, size_t count);
+long sys_write(unsigned int fd, const char __user *buf, size_t count);
+long sys_open(const char __user *filename, int flags, umode_t mode);
+long sys_openat(int dfd, const char __user *filename, int flags, umode_t mode);
+long sys_close(unsigned int fd);
+long sys_clone(unsigned long clone_flags, unsigned long newsp, int __user *parent_tidptr,
+	       int __user *child_tidptr, unsigned long tls);
+long sys_fork(void);
+long sys_vfork(void);
+long sys_execve(const char __user *filename, const char __user *const __user *argv,
+		const char __user *const __user *envp);
+void __noreturn sys_exit(int error_code);
+void __noreturn sys_exit_group(int error_code);
+long sys_ni_host(struct pt_regs *regs);
+
+asmlinkage void do_syscall_64(struct pt_regs *regs, int nr);
+void syscall_exit_to_user_mode(struct pt_regs *regs);
+void exit_to_user_mode(struct pt_regs *regs);
+asmlinkage void irqentry_exit(struct pt_regs *regs);
+
+#endif
