@@ -115,8 +115,11 @@ export class Kernel {
   jiffies = 0
   private readonly cpuState: CpuState[] = []
   private nextPid = 1
+  private booting = false
   private init: Task | null = null
   readonly futexWaiters: { task: Task; mm: Mm; uaddr: number }[] = []
+  /** Instructions met that the emulator does not implement (#UD for the guest), by description. */
+  readonly unimplementedInstructions = new Map<string, number>()
   /** Syscall numbers met that the kernel does not implement (reported by name). */
   readonly unimplemented = new Map<number, number>()
   private readonly stdout: (d: Uint8Array) => void
@@ -138,6 +141,15 @@ export class Kernel {
     this.stdinData = options.stdin ?? new Uint8Array(0)
     this.setupDevices()
     this.registerHypercalls()
+    // Instructions the emulator does not implement reach the guest as #UD (SIGILL); say which.
+    this.machine.trapHandler = (cpu, ev) => {
+      if (ev.vector === 6 && ev.detail) {
+        const n = (this.unimplementedInstructions.get(ev.detail) ?? 0) + 1
+        this.unimplementedInstructions.set(ev.detail, n)
+        if (n === 1) this.printk.log(this.jiffies, `cpu ${cpu.id}: ${ev.detail}`)
+      }
+      return 'deliver'
+    }
     for (let i = 0; i < cpus; i++) this.cpuState.push(this.setupCpu(i))
   }
 
@@ -149,15 +161,7 @@ export class Kernel {
 
   private setupCpu(i: number): CpuState {
     const m = this.machine
-    const alloc = (pages: number): number => {
-      let first = -1
-      for (let k = 0; k < pages; k++) {
-        const f = m.frames.alloc()
-        if (first < 0) first = f
-        else if (f !== first + k) throw new Error('kernel stack frames are not contiguous')
-      }
-      return first * 4096
-    }
+    const alloc = (pages: number): number => m.frames.allocContiguous(pages) * 4096
     const percpuPhys = alloc(1)
     const stackPhys = alloc(KSTACK_SIZE / 4096)
     const percpu = directMap(percpuPhys)
@@ -171,7 +175,7 @@ export class Kernel {
     idle.setReg('cs', KERNEL_CS)
     idle.setReg('ss', KERNEL_SS)
     idle.setReg('sp', stackTop)
-    idle.setReg('flags', 0x202)
+    idle.setReg('flags', 0x2) // cpu_idle does sti itself
     return { percpu, stackTop, online: false, current: idle, idle }
   }
 
@@ -199,7 +203,9 @@ export class Kernel {
       c.setReg(7, i)
       c.setLinear(6, st.percpu)
     })
+    this.booting = true
     const r = this.machine.run({ maxInstructions: 50_000_000 })
+    this.booting = false
     if (!this.cpuState.every((s) => s.online)) {
       throw new Error(`guest kernel did not come up: ${r.reason}: ${r.detail}\n${this.printk.text()}`)
     }
@@ -395,6 +401,7 @@ export class Kernel {
     m.registerHypercall(HC_CPU_ONLINE, (c) => {
       this.cpuState[c.id].online = true
       ret(c, 0)
+      if (this.booting && this.cpuState.every((s) => s.online)) this.machine.stop('all CPUs online')
     })
     m.registerHypercall(HC_PRINTK, (c) => {
       this.printk.log(this.jiffies, new TextDecoder().decode(this.readKernel(arg(c, 0), arg(c, 1))))

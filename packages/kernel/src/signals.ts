@@ -226,3 +226,42 @@ export function restoreRtFrame(task: Task, frame: PtRegsFrame): bigint | null {
   frame.set('orig_ax', -1)
   return BigInt.asUintN(64, v.getBigUint64(SIGMASK, true))
 }
+
+const SIGNAL_NAMES = [
+  '',
+  'SIGHUP',
+  'SIGINT',
+  'SIGQUIT',
+  'SIGILL',
+  'SIGTRAP',
+  'SIGABRT',
+  'SIGBUS',
+  'SIGFPE',
+  'SIGKILL',
+  'SIGUSR1',
+  'SIGSEGV',
+  'SIGUSR2',
+  'SIGPIPE',
+  'SIGALRM',
+  'SIGTERM',
+  'SIGSTKFLT',
+  'SIGCHLD',
+  'SIGCONT',
+  'SIGSTOP',
+  'SIGTSTP',
+  'SIGTTIN',
+  'SIGTTOU',
+  'SIGURG',
+  'SIGXCPU',
+  'SIGXFSZ',
+  'SIGVTALRM',
+  'SIGPROF',
+  'SIGWINCH',
+  'SIGIO',
+  'SIGPWR',
+  'SIGSYS',
+]
+
+export function signalName(sig: number): string {
+  return SIGNAL_NAMES[sig] ?? `SIGRT${sig}`
+}

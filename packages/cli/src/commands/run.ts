@@ -4,7 +4,7 @@
 
 import { readFileSync, writeSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { checkExecutable, ElfError, Kernel } from '@probekit/kernel'
+import { checkExecutable, ElfError, Kernel, signalName, syscallName } from '@probekit/kernel'
 import { CliError } from '../cli-error.js'
 import { readGuestImage } from '../guest-image.js'
 import { hostDirectory } from '../host-directory.js'
@@ -74,9 +74,17 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   )
   const { result, exit } = kernel.run(budget)
   if (options.dmesg) io.stderr.write(`${kernel.printk.text()}\n`)
+  // What the emulated machine lacks is reported by name, never silently.
   for (const [nr, count] of kernel.unimplemented) {
-    io.stderr.write(`${io.colors.yellow('probekit:')} unimplemented syscall ${nr} called ${count} time(s)\n`)
+    io.stderr.write(
+      `${io.colors.yellow('probekit:')} unimplemented syscall ${nr} (${syscallName(nr)}) returned ENOSYS ${count} time(s)\n`,
+    )
   }
+  for (const [what, count] of kernel.unimplementedInstructions) {
+    io.stderr.write(`${io.colors.yellow('probekit:')} ${what}: raised #UD (SIGILL) ${count} time(s)\n`)
+  }
+  if (exit?.signal)
+    io.stderr.write(`${io.colors.yellow('probekit:')} ${program} was killed by ${signalName(exit.signal)}\n`)
   if (exit) return exit.status
   if (result.reason === 'budget')
     throw new CliError(

@@ -35,6 +35,16 @@ export class FrameAllocator {
     return frame
   }
 
+  /** n physically contiguous zeroed frames (kernel stacks); returns the first. */
+  allocContiguous(n: number): number {
+    if (this.next + n > this.refs.length) throw new OutOfMemory()
+    const first = this.next
+    this.next += n
+    for (let f = first; f < first + n; f++) this.refs[f] = 1
+    this.memory.fill(first * PAGE_SIZE, n * PAGE_SIZE, 0)
+    return first
+  }
+
   /** Reserve a specific frame (for images loaded at fixed physical addresses). */
   reserve(frame: number): void {
     if (this.refs[frame] !== 0) throw new Error(`frame ${frame} already in use`)
