@@ -49,8 +49,8 @@ import {
 } from './abi.js'
 import { ElfError } from './elf.js'
 import { EBADF, EFAULT, ENOENT, ENOEXEC, ENOSYS } from './errno.js'
-import { checkExecutable, loadExecutable } from './exec-loader.js'
-import { FdTable, O_ACCMODE, O_RDWR, OpenFile } from './files.js'
+import { loadExecutable } from './exec-loader.js'
+import { FdTable, O_RDWR, OpenFile } from './files.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
 import { Mm } from './mm.js'
 import { Printk } from './printk.js'
@@ -71,7 +71,7 @@ import {
 } from './signals.js'
 import { hostOpen, type SyscallContext, type SyscallResult, syscallName, syscallTable } from './syscalls.js'
 import { Task } from './task.js'
-import { BadAddress, copyFromUser, copyToUser, writeUserU32 } from './user-memory.js'
+import { BadAddress, writeUserU32 } from './user-memory.js'
 import { CharDevice, RegularFile, Vfs } from './vfs.js'
 
 export const TIMER_VECTOR = 32
