@@ -171,6 +171,7 @@ export class Kernel {
     this.writePhys64(percpuPhys + PERCPU_TOP_OF_STACK, stackTop)
     const idle = new Task(0, 0, null, `swapper/${i}`, null as unknown as Mm, new FdTable())
     idle.state = 'idle'
+    this.attachGuestTask(idle)
     idle.setReg('ip', this.symbol('cpu_idle'))
     idle.setReg('cs', KERNEL_CS)
     idle.setReg('ss', KERNEL_SS)
@@ -268,6 +269,7 @@ export class Kernel {
     task.setReg('ss', 0x2b)
     task.setReg('flags', 0x202)
     this.tasks.set(pid, task)
+    this.attachGuestTask(task)
     if (!this.init) this.init = task
     // Kick CPU 0 so it leaves the idle loop for the new task.
     this.machine.interrupt(0, TIMER_VECTOR)
@@ -801,6 +803,31 @@ export class Kernel {
 
   allocPid(): number {
     return this.nextPid++
+  }
+
+  private slab = { frame: -1, used: 4096 }
+  /**
+   * Give a task its guest struct task_struct (opaque to the guest code, which
+   * only passes the pointer to __switch_to): pid at +0, tgid at +4, comm at
+   * +16 (TASK_COMM_LEN 16), so probe handlers and fetchargs can read them.
+   */
+  attachGuestTask(t: Task): void {
+    const SIZE = 256
+    if (this.slab.used + SIZE > 4096) this.slab = { frame: this.machine.frames.alloc(), used: 0 }
+    const phys = this.slab.frame * 4096 + this.slab.used
+    this.slab.used += SIZE
+    this.machine.memory.write32(phys, t.pid)
+    this.machine.memory.write32(phys + 4, t.tgid)
+    this.machine.memory.writeBytes(phys + 16, new TextEncoder().encode(t.comm.slice(0, 15)))
+    t.guestTask = directMap(phys)
+  }
+
+  /** Keep the guest copy of comm current (after execve). */
+  updateGuestComm(t: Task): void {
+    if (!t.guestTask) return
+    const phys = t.guestTask - PAGE_OFFSET
+    this.machine.memory.fill(phys + 16, 16, 0)
+    this.machine.memory.writeBytes(phys + 16, new TextEncoder().encode(t.comm.slice(0, 15)))
   }
 
   newMm(): Mm {

@@ -51,6 +51,7 @@ export function forkTask(
   child.lastRan = ctx.cpu.instructions
   realParent?.children.push(child)
   kernel.tasks.set(pid, child)
+  kernel.attachGuestTask(child)
   if ((flags & CLONE_VFORK) !== 0) {
     // The parent sleeps (its syscall already returning the pid) until the child execs or exits.
     parent.state = 'parked'
@@ -117,6 +118,7 @@ export function execTask(ctx: SyscallContext, path: string): number {
   task.sighand.resetOnExec()
   task.pending.clear()
   task.comm = path.slice(path.lastIndexOf('/') + 1).slice(0, 15)
+  kernel.updateGuestComm(task)
   task.vforkDone = true
   return 0
 }
