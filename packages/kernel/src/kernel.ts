@@ -55,6 +55,7 @@ import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
 import { Mm } from './mm.js'
 import { Printk } from './printk.js'
 import { execTask, forkTask } from './process.js'
+import { KernelServices } from './services.js'
 import {
   bit,
   defaultAction,
@@ -112,6 +113,8 @@ export class Kernel {
   readonly vfs = new Vfs()
   readonly printk = new Printk()
   readonly tasks = new Map<number, Task>()
+  /** text_poke, stop_machine, synchronize_rcu, delayed work. */
+  readonly services = new KernelServices(this)
   jiffies = 0
   private readonly cpuState: CpuState[] = []
   private nextPid = 1
@@ -410,7 +413,10 @@ export class Kernel {
       ret(c, 0)
     })
     m.registerHypercall(HC_TIMER_TICK, (c) => {
-      if (c.id === 0) this.jiffies++
+      if (c.id === 0) {
+        this.jiffies++
+        this.services.runDueWork()
+      }
       // Never switch here: the tick may have interrupted kernel code. Ask for a reschedule instead;
       // the guest schedules on its way back to user mode, or from the idle loop.
       const cur = this.current(c)

@@ -11,6 +11,7 @@ import { compileImul, compileMulDiv } from './muldiv.js'
 import type { Op } from './op.js'
 import { compileEa, memWriteAt, readGpr, writeRm } from './operands.js'
 import { compileDoubleShift, compileShift } from './shift.js'
+import { compileSse } from './sse.js'
 import { compileString, compileXlat } from './string.js'
 
 export function extraLegacy(insn: Instruction): Op | null {
@@ -50,6 +51,9 @@ export function extraLegacy(insn: Instruction): Op | null {
 }
 
 export function extraTwoByte(insn: Instruction): Op | null {
+  // SSE/SSE2 (incl. fxsave/fxrstor/ldmxcsr/stmxcsr in 0F AE) first: it returns null for everything else.
+  const sse = compileSse(insn)
+  if (sse !== null) return sse
   const o = insn.opcode
   if (o >= 0x40 && o <= 0x4f) return compileCmov(insn)
   if (o >= 0x90 && o <= 0x9f) return compileSetcc(insn)
@@ -89,7 +93,7 @@ export function extraTwoByte(insn: Instruction): Op | null {
   return null
 }
 
-/** 0F AE: the fences (no-ops: vCPUs interleave at instruction boundaries) and clflush. fxsave & co. come later. */
+/** 0F AE: the fences (no-ops: vCPUs interleave at instruction boundaries) and clflush (fxsave & co.: sse-state.ts). */
 function compileGroup15(insn: Instruction): Op | null {
   const r = insn.reg & 7
   if (insn.mod === 3) return insn.mandatoryPrefix === 0 && r >= 5 ? nop : null

@@ -157,6 +157,8 @@ export class Machine implements CpuHost {
         const wasHalted = c.halted
         this.runCpu(c, Math.min(this.quantum, left))
         if (c.instructions !== before || (wasHalted && !c.halted)) progressed = true
+        // A halted vCPU's clock runs while the others work, so its timer still fires.
+        else if (c.halted) this.counters[c.id].cycles += Math.min(this.quantum, left) * this.costs.instruction
         const stop = this.pendingStop()
         if (stop) return this.result(stop.reason, stop.detail, start)
       }

@@ -1,0 +1,789 @@
+// IEEE 754 arithmetic as SSE performs it: NaN propagation, the default NaN,
+// MXCSR rounding control, DAZ/FTZ and the six sticky exception flags.
+//
+// Values come in and go out as bit patterns in SCRATCH (sse-common.ts), so
+// NaN payloads never pass through JS numbers (whose NaN bits are not
+// guaranteed). Arithmetic is done with JS doubles, which are exact IEEE
+// binary64 with round-to-nearest-even; single precision is the double result
+// rounded by Math.fround (correct: binary64 has more than 2*24+2 bits, so the
+// double rounding of +, -, *, /, sqrt is innocuous).
+//
+// Rounding modes other than nearest and the inexact (PE) / underflow (UE)
+// flags need to know on which side of the rounded result the exact result
+// lies. That sign comes from error-free transformations (TwoSum, Dekker's
+// TwoProduct; for / and sqrt the exact remainder) where they are exact, and
+// from BigInt arithmetic at the extremes of the exponent range. A directed
+// result is then the round-to-nearest one or its neighbour.
+//
+// Exceptions always behave as masked (MXCSR's mask bits are not consulted;
+// #XM is never raised): the masked response is produced and the flag set.
+// Flag rules (SDM vol. 1 11.5.2 and each instruction's exception list):
+//   IE  SNaN operand; QNaN operand of a signalling compare (comis, cmp lt/le/nlt/nle)
+//       or of min/max; inf-inf, 0*inf, 0/0, inf/inf, sqrt(<0); float->int
+//       conversion of a NaN or out-of-range value.
+//   DE  a denormal operand of an arithmetic/compare/convert-between-floats
+//       operation, unless a NaN operand or an invalid/divide-by-zero takes
+//       precedence (and never with DAZ, which reads denormals as signed zeros).
+//   ZE  finite nonzero / 0.
+//   OE  the rounded result overflows (set with PE).
+//   UE  the result is tiny (below the smallest normal after rounding) and inexact;
+//       with FTZ any tiny result is flushed to a signed zero and UE, PE are set.
+//   PE  the result is inexact.
+// Known approximations: with a directed rounding mode, OE is reported when the
+// round-to-nearest result overflows (differs only for exact results within
+// half an ulp above the largest finite value); tininess is judged on the
+// result rounded to the destination format (subnormal precision), which
+// differs from "after rounding with unbounded exponent" only for exact
+// results that round up to exactly the smallest normal.
+
+import { F32, F64, I32 } from './sse-common.js'
+
+// MXCSR bits.
+export const IE = 0x01
+export const DE = 0x02
+export const ZE = 0x04
+export const OE = 0x08
+export const UE = 0x10
+export const PE = 0x20
+export const DAZ = 0x40
+export const FTZ = 0x8000
+export const MXCSR_FLAGS = 0x3f
+
+// Operations.
+export const ADD = 0
+export const SUB = 1
+export const MUL = 2
+export const DIV = 3
+export const SQRT = 4
+export const MIN = 5
+export const MAX = 6
+
+// Rounding control (MXCSR bits 13-14).
+export const RN = 0
+export const RD = 1
+export const RU = 2
+export const RZ = 3
+
+// ---------------------------------------------------------------- per-instruction state
+
+/** Flags raised by the instruction in progress (ORed into MXCSR by fpEnd). */
+let fx = 0
+/** Rounding control, DAZ and FTZ of the instruction in progress. */
+let rc = RN
+let daz = false
+let ftz = false
+
+/** Start a floating-point instruction: latch MXCSR's controls. */
+export function fpBegin(mxcsr: number): void {
+  fx = 0
+  rc = (mxcsr >> 13) & 3
+  daz = (mxcsr & DAZ) !== 0
+  ftz = (mxcsr & FTZ) !== 0
+}
+
+/** The flags the instruction raised. */
+export function fpFlags(): number {
+  return fx
+}
+
+export function raise(flags: number): void {
+  fx |= flags
+}
+
+export function roundingControl(): number {
+  return rc
+}
+
+export function dazOn(): boolean {
+  return daz
+}
+
+// ---------------------------------------------------------------- bit helpers
+
+const NB = new ArrayBuffer(8)
+const NF64 = new Float64Array(NB)
+const NF32 = new Float32Array(NB)
+const NI = new Int32Array(NB)
+
+const MAX_D = Number.MAX_VALUE
+const MIN_NORMAL_D = 2 ** -1022
+const MAX_F = 3.4028234663852886e38
+const MIN_NORMAL_F = 2 ** -126
+const MIN_SUB_F = 2 ** -149
+
+/** The default NaN ("real indefinite"): single 0xffc00000, double 0xfff8000000000000. */
+export const INDEFINITE_F = 0xffc00000 | 0
+export const INDEFINITE_D_HI = 0xfff80000 | 0
+
+export function isNaNF(b: number): boolean {
+  return (b & 0x7f800000) === 0x7f800000 && (b & 0x7fffff) !== 0
+}
+export function isSNaNF(b: number): boolean {
+  return isNaNF(b) && (b & 0x400000) === 0
+}
+export function isDenormalF(b: number): boolean {
+  return (b & 0x7f800000) === 0 && (b & 0x7fffff) !== 0
+}
+export function isNaND(lo: number, hi: number): boolean {
+  return (hi & 0x7ff00000) === 0x7ff00000 && ((hi & 0xfffff) | lo) !== 0
+}
+export function isSNaND(lo: number, hi: number): boolean {
+  return isNaND(lo, hi) && (hi & 0x80000) === 0
+}
+export function isDenormalD(lo: number, hi: number): boolean {
+  return (hi & 0x7ff00000) === 0 && ((hi & 0xfffff) | lo) !== 0
+}
+
+/** The bits of a single (x must not be NaN). */
+export function bitsF(x: number): number {
+  NF32[0] = x
+  return NI[0]
+}
+
+function nextUpD(x: number): number {
+  if (x === Number.POSITIVE_INFINITY) return x
+  if (x === 0) return Number.MIN_VALUE
+  NF64[0] = x
+  if (x > 0) {
+    NI[0] = (NI[0] + 1) | 0
+    if (NI[0] === 0) NI[1] = (NI[1] + 1) | 0
+  } else {
+    if (NI[0] === 0) NI[1] = (NI[1] - 1) | 0
+    NI[0] = (NI[0] - 1) | 0
+  }
+  return NF64[0]
+}
+function nextDownD(x: number): number {
+  return -nextUpD(-x)
+}
+function nextUpF(x: number): number {
+  if (x === Number.POSITIVE_INFINITY) return x
+  if (x === 0) return MIN_SUB_F
+  NF32[0] = x
+  NI[0] = x > 0 ? NI[0] + 1 : NI[0] - 1
+  return NF32[0]
+}
+function nextDownF(x: number): number {
+  return -nextUpF(-x)
+}
+
+function sign(v: number): number {
+  return v > 0 ? 1 : v < 0 ? -1 : 0
+}
+
+/**
+ * Apply the rounding control to a round-to-nearest result `r` whose exact value
+ * lies on side `e` of it (sign of exact - r). `single` selects the float grid.
+ */
+function directed(r: number, e: number, single: boolean): number {
+  if (e === 0 || rc === RN) return r
+  if (rc === RD) return e < 0 ? (single ? nextDownF(r) : nextDownD(r)) : r
+  if (rc === RU) return e > 0 ? (single ? nextUpF(r) : nextUpD(r)) : r
+  // RZ: step towards zero when the exact value is smaller in magnitude.
+  if (e < 0 && r > 0) return single ? nextDownF(r) : nextDownD(r)
+  if (e > 0 && r < 0) return single ? nextUpF(r) : nextUpD(r)
+  return r
+}
+
+// ---------------------------------------------------------------- exact error signs
+
+const SPLIT = 134217729 // 2^27 + 1
+
+/** Dekker's TwoProduct: the exact a*b - p, for operands and products in safe ranges. */
+function twoProductErr(a: number, b: number, p: number): number {
+  let t = SPLIT * a
+  const ah = t - (t - a)
+  const al = a - ah
+  t = SPLIT * b
+  const bh = t - (t - b)
+  const bl = b - bh
+  return ah * bh - p + ah * bl + al * bh + al * bl
+}
+
+const LO_SAFE = 2 ** -900
+const HI_SAFE = 2 ** 995
+function safe(x: number): boolean {
+  const m = Math.abs(x)
+  return m >= LO_SAFE && m <= HI_SAFE
+}
+
+/** x = m * 2^e exactly (m a signed BigInt); x finite. */
+function decompose(x: number): [bigint, number] {
+  NF64[0] = x
+  const lo = NI[0] >>> 0
+  const hi = NI[1]
+  const exp = (hi >>> 20) & 0x7ff
+  let m = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo)
+  let e = -1074
+  if (exp !== 0) {
+    m |= 1n << 52n
+    e = exp - 1075
+  }
+  return [hi < 0 ? -m : m, e]
+}
+
+/** sign(m1 * 2^e1 - m2 * 2^e2) */
+function cmpScaled(m1: bigint, e1: number, m2: bigint, e2: number): number {
+  const e = Math.min(e1, e2)
+  const v = (m1 << BigInt(e1 - e)) - (m2 << BigInt(e2 - e))
+  return v > 0n ? 1 : v < 0n ? -1 : 0
+}
+
+/** sign(exact(a op b) - r) by BigInt arithmetic (any finite operands and finite r). */
+function errSignExact(op: number, a: number, b: number, r: number): number {
+  const [ma, ea] = decompose(a)
+  const [mr, er] = decompose(r)
+  if (op === SQRT) return cmpScaled(ma, ea, mr * mr, 2 * er)
+  const [mb, eb] = decompose(b)
+  switch (op) {
+    case ADD:
+    case SUB: {
+      const e = Math.min(ea, eb)
+      const s = (ma << BigInt(ea - e)) + (op === ADD ? 1n : -1n) * (mb << BigInt(eb - e))
+      return cmpScaled(s, e, mr, er)
+    }
+    case MUL:
+      return cmpScaled(ma * mb, ea + eb, mr, er)
+    default:
+      // a/b - r has the sign of (a - r*b) * sign(b).
+      return cmpScaled(ma, ea, mr * mb, er + eb) * (b < 0 ? -1 : 1)
+  }
+}
+
+/**
+ * sign(exact(a op b) - r) for finite non-NaN operands whose round-to-nearest
+ * double result r is finite (sqrt: a is the operand, b unused).
+ */
+function errSignD(op: number, a: number, b: number, r: number): number {
+  switch (op) {
+    case ADD:
+    case SUB: {
+      const bb = op === ADD ? b : -b
+      if (Math.abs(a) > 2 ** 1020 || Math.abs(bb) > 2 ** 1020) return errSignExact(op, a, b, r)
+      const bp = r - a
+      const ap = r - bp
+      return sign(a - ap + (bb - bp))
+    }
+    case MUL:
+      if (a === 0 || b === 0) return 0
+      if (r === 0) return a < 0 !== b < 0 ? -1 : 1
+      if (safe(a) && safe(b) && Math.abs(r) >= 2 ** -960 && Math.abs(r) <= 2 ** 1020)
+        return sign(twoProductErr(a, b, a * b))
+      return errSignExact(op, a, b, r)
+    case DIV: {
+      if (a === 0) return 0
+      if (r === 0) return a < 0 !== b < 0 ? -1 : 1
+      if (safe(r) && safe(b) && Math.abs(a) >= 2 ** -960 && Math.abs(a) <= 2 ** 1020) {
+        const p = r * b
+        const rem = a - p - twoProductErr(r, b, p)
+        return b < 0 ? -sign(rem) : sign(rem)
+      }
+      return errSignExact(op, a, b, r)
+    }
+    default: {
+      // SQRT
+      if (a === 0) return 0
+      if (a >= 2 ** -960 && a <= 2 ** 1020) {
+        const p = r * r
+        return sign(a - p - twoProductErr(r, r, p))
+      }
+      return errSignExact(op, a, b, r)
+    }
+  }
+}
+
+/** Round-to-nearest JS computation of a op b. */
+function compute(op: number, a: number, b: number): number {
+  switch (op) {
+    case ADD:
+      return a + b
+    case SUB:
+      return a - b
+    case MUL:
+      return a * b
+    case DIV:
+      return a / b
+    default:
+      return Math.sqrt(a)
+  }
+}
+
+/** An exact zero sum/difference is -0 when rounding down, unless both addends are -0 (or +0 - +0 style). */
+function exactZeroSign(op: number, a: number, b: number, r: number): number {
+  if (rc !== RD || r !== 0 || (op !== ADD && op !== SUB)) return r
+  const bNeg = op === ADD ? Object.is(b, -0) : Object.is(b, 0)
+  // Both effective addends +0 -> +0; otherwise (x + -x, or -0 + -0) -> -0.
+  return Object.is(a, 0) && !bNeg && b === 0 ? 0 : -0
+}
+
+// ---------------------------------------------------------------- double precision
+
+/**
+ * One binary64 lane: I32 lanes ri..ri+1 = (a op b), a at I32[ai], b at I32[bi]
+ * (dword indices, even). For SQRT the operand is b. Handles NaNs, DAZ, FTZ,
+ * rounding control and flags; MIN/MAX return the second operand on NaN or
+ * equality.
+ */
+export function laneD(op: number, ai: number, bi: number, ri: number): void {
+  const unary = op === SQRT
+  const alo = I32[ai]
+  const ahi = I32[ai + 1]
+  const blo = I32[bi]
+  const bhi = I32[bi + 1]
+  const aN = !unary && isNaND(alo, ahi)
+  const bN = isNaND(blo, bhi)
+  if (aN || bN) {
+    if (op === MIN || op === MAX) {
+      fx |= IE
+      I32[ri] = blo
+      I32[ri + 1] = bhi
+      return
+    }
+    if ((aN && (ahi & 0x80000) === 0) || (bN && (bhi & 0x80000) === 0)) fx |= IE
+    if (aN) {
+      I32[ri] = alo
+      I32[ri + 1] = ahi | 0x80000
+    } else {
+      I32[ri] = blo
+      I32[ri + 1] = bhi | 0x80000
+    }
+    return
+  }
+  let a = unary ? 0 : F64[ai >> 1]
+  let b = F64[bi >> 1]
+  let denormal = false
+  if (!unary && isDenormalD(alo, ahi)) {
+    if (daz) a = ahi < 0 ? -0 : 0
+    else denormal = true
+  }
+  if (isDenormalD(blo, bhi)) {
+    if (daz) b = bhi < 0 ? -0 : 0
+    else denormal = true
+  }
+  if (op === MIN || op === MAX) {
+    if (denormal) fx |= DE
+    const takeA = op === MIN ? a < b : a > b
+    F64[ri >> 1] = takeA ? a : b
+    if (!daz) {
+      // Keep the exact bits (a -0/+0 pair returns the second operand as is).
+      I32[ri] = takeA ? alo : blo
+      I32[ri + 1] = takeA ? ahi : bhi
+    }
+    return
+  }
+  if (unary) a = b
+  finishD(op, a, unary ? 0 : b, denormal, ri)
+}
+
+function finishD(op: number, a: number, b: number, denormal: boolean, ri: number): void {
+  let r = compute(op, a, b)
+  if (r !== r) {
+    fx |= IE
+    I32[ri] = 0
+    I32[ri + 1] = INDEFINITE_D_HI
+    return
+  }
+  if (op === DIV && b === 0 && Number.isFinite(a)) {
+    // a is nonzero here (0/0 is invalid).
+    fx |= ZE
+    F64[ri >> 1] = r
+    return
+  }
+  if (denormal) fx |= DE
+  if (!Number.isFinite(r)) {
+    if (Number.isFinite(a) && Number.isFinite(b)) {
+      fx |= OE | PE
+      F64[ri >> 1] = directed(r, r > 0 ? -1 : 1, false)
+    } else F64[ri >> 1] = r
+    return
+  }
+  if (!Number.isFinite(a) || !Number.isFinite(b)) {
+    F64[ri >> 1] = r
+    return
+  }
+  const e = errSignD(op, a, b, r)
+  r = e === 0 ? exactZeroSign(op, a, b, r) : directed(r, e, false)
+  F64[ri >> 1] = tinyD(r, e !== 0)
+}
+
+/** Underflow handling for a finite rounded binary64 result. */
+function tinyD(r: number, inexact: boolean): number {
+  if (inexact) fx |= PE
+  if (Math.abs(r) < MIN_NORMAL_D && (r !== 0 || inexact)) {
+    if (ftz) {
+      fx |= UE | PE
+      return r < 0 || Object.is(r, -0) ? -0 : 0
+    }
+    if (inexact) fx |= UE
+  }
+  return r
+}
+
+// ---------------------------------------------------------------- single precision
+
+/** One binary32 lane: I32[ri] = I32[ai] op I32[bi] (for SQRT the operand is I32[bi]). */
+export function laneF(op: number, ai: number, bi: number, ri: number): void {
+  const unary = op === SQRT
+  const ab = I32[ai]
+  const bb = I32[bi]
+  const aN = !unary && isNaNF(ab)
+  const bN = isNaNF(bb)
+  if (aN || bN) {
+    if (op === MIN || op === MAX) {
+      fx |= IE
+      I32[ri] = bb
+      return
+    }
+    if ((aN && (ab & 0x400000) === 0) || (bN && (bb & 0x400000) === 0)) fx |= IE
+    I32[ri] = aN ? ab | 0x400000 : bb | 0x400000
+    return
+  }
+  let a = unary ? 0 : F32[ai]
+  let b = F32[bi]
+  let denormal = false
+  if (!unary && isDenormalF(ab)) {
+    if (daz) a = ab < 0 ? -0 : 0
+    else denormal = true
+  }
+  if (isDenormalF(bb)) {
+    if (daz) b = bb < 0 ? -0 : 0
+    else denormal = true
+  }
+  if (op === MIN || op === MAX) {
+    if (denormal) fx |= DE
+    const takeA = op === MIN ? a < b : a > b
+    I32[ri] = daz ? bitsF(takeA ? a : b) : takeA ? ab : bb
+    return
+  }
+  if (unary) a = b
+  finishF(op, a, unary ? 0 : b, denormal, ri)
+}
+
+function finishF(op: number, a: number, b: number, denormal: boolean, ri: number): void {
+  const rd = compute(op, a, b)
+  if (rd !== rd) {
+    fx |= IE
+    I32[ri] = INDEFINITE_F
+    return
+  }
+  if (op === DIV && b === 0 && Number.isFinite(a)) {
+    fx |= ZE
+    F32[ri] = rd
+    return
+  }
+  if (denormal) fx |= DE
+  let r = Math.fround(rd)
+  if (!Number.isFinite(a) || !Number.isFinite(b)) {
+    F32[ri] = r
+    return
+  }
+  if (!Number.isFinite(r)) {
+    fx |= OE | PE
+    F32[ri] = directed(r, r > 0 ? -1 : 1, true)
+    return
+  }
+  const e = rd !== r ? sign(rd - r) : errSignD(op, a, b, rd)
+  r = e === 0 ? exactZeroSign(op, a, b, r) : directed(r, e, true)
+  F32[ri] = tinyF(r, e !== 0)
+}
+
+function tinyF(r: number, inexact: boolean): number {
+  if (inexact) fx |= PE
+  if (Math.abs(r) < MIN_NORMAL_F && (r !== 0 || inexact)) {
+    if (ftz) {
+      fx |= UE | PE
+      return r < 0 || Object.is(r, -0) ? -0 : 0
+    }
+    if (inexact) fx |= UE
+  }
+  return r
+}
+
+// ---------------------------------------------------------------- compares
+
+/**
+ * Compare predicate (cmpps & co., imm8 bits 2:0) on two values given as
+ * "unordered" plus numbers; returns true when the predicate holds.
+ */
+function predicate(p: number, unordered: boolean, a: number, b: number): boolean {
+  switch (p) {
+    case 0:
+      return !unordered && a === b
+    case 1:
+      return !unordered && a < b
+    case 2:
+      return !unordered && a <= b
+    case 3:
+      return unordered
+    case 4:
+      return unordered || a !== b
+    case 5:
+      return unordered || !(a < b)
+    case 6:
+      return unordered || !(a <= b)
+    default:
+      return !unordered
+  }
+}
+
+/** Predicates 1, 2, 5, 6 signal on QNaN operands. */
+function signalling(p: number): boolean {
+  return (p & 3) === 1 || (p & 3) === 2
+}
+
+/** Single compare lane: I32[ri] = all ones when predicate p holds for I32[ai] vs I32[bi]. */
+export function cmpLaneF(p: number, ai: number, bi: number, ri: number): void {
+  const ab = I32[ai]
+  const bb = I32[bi]
+  const un = isNaNF(ab) || isNaNF(bb)
+  let a = 0
+  let b = 0
+  if (un) {
+    if (isSNaNF(ab) || isSNaNF(bb) || signalling(p)) fx |= IE
+  } else {
+    a = F32[ai]
+    b = F32[bi]
+    if (isDenormalF(ab) || isDenormalF(bb)) {
+      if (daz) {
+        if (isDenormalF(ab)) a = 0
+        if (isDenormalF(bb)) b = 0
+      } else fx |= DE
+    }
+  }
+  I32[ri] = predicate(p, un, a, b) ? -1 : 0
+}
+
+/** Double compare lane (dword indices, even). */
+export function cmpLaneD(p: number, ai: number, bi: number, ri: number): void {
+  const alo = I32[ai]
+  const ahi = I32[ai + 1]
+  const blo = I32[bi]
+  const bhi = I32[bi + 1]
+  const un = isNaND(alo, ahi) || isNaND(blo, bhi)
+  let a = 0
+  let b = 0
+  if (un) {
+    if (isSNaND(alo, ahi) || isSNaND(blo, bhi) || signalling(p)) fx |= IE
+  } else {
+    a = F64[ai >> 1]
+    b = F64[bi >> 1]
+    const da = isDenormalD(alo, ahi)
+    const db = isDenormalD(blo, bhi)
+    if (da || db) {
+      if (daz) {
+        if (da) a = 0
+        if (db) b = 0
+      } else fx |= DE
+    }
+  }
+  const t = predicate(p, un, a, b) ? -1 : 0
+  I32[ri] = t
+  I32[ri + 1] = t
+}
+
+/**
+ * comis/ucomis: returns -2 unordered, -1 less, 0 equal, 1 greater for the
+ * values at I32[ai] and I32[bi] (single or double); raises IE/DE.
+ */
+export function compareOrdered(double: boolean, signalling: boolean, ai: number, bi: number): number {
+  let aN: boolean
+  let bN: boolean
+  let aS: boolean
+  let bS: boolean
+  let aD: boolean
+  let bD: boolean
+  if (double) {
+    const alo = I32[ai]
+    const ahi = I32[ai + 1]
+    const blo = I32[bi]
+    const bhi = I32[bi + 1]
+    aN = isNaND(alo, ahi)
+    bN = isNaND(blo, bhi)
+    aS = isSNaND(alo, ahi)
+    bS = isSNaND(blo, bhi)
+    aD = isDenormalD(alo, ahi)
+    bD = isDenormalD(blo, bhi)
+  } else {
+    aN = isNaNF(I32[ai])
+    bN = isNaNF(I32[bi])
+    aS = isSNaNF(I32[ai])
+    bS = isSNaNF(I32[bi])
+    aD = isDenormalF(I32[ai])
+    bD = isDenormalF(I32[bi])
+  }
+  if (aN || bN) {
+    if (signalling || aS || bS) fx |= IE
+    return -2
+  }
+  let a = double ? F64[ai >> 1] : F32[ai]
+  let b = double ? F64[bi >> 1] : F32[bi]
+  if (aD || bD) {
+    if (daz) {
+      if (aD) a = 0
+      if (bD) b = 0
+    } else fx |= DE
+  }
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+// ---------------------------------------------------------------- conversions between formats
+
+/** cvtss2sd lane: single at I32[si] -> double at I32[ri..ri+1]. Exact except NaN quieting. */
+export function cvtF2D(si: number, ri: number): void {
+  const b = I32[si]
+  if (isNaNF(b)) {
+    if ((b & 0x400000) === 0) fx |= IE
+    const m = b & 0x7fffff
+    I32[ri] = (m & 7) << 29
+    I32[ri + 1] = (b & 0x80000000) | 0x7ff80000 | (m >>> 3)
+    return
+  }
+  let v = F32[si]
+  if (isDenormalF(b)) {
+    if (daz) v = b < 0 ? -0 : 0
+    else fx |= DE
+  }
+  F64[ri >> 1] = v
+}
+
+/** cvtsd2ss lane: double at I32[si..si+1] -> single at I32[ri], rounded per RC. */
+export function cvtD2F(si: number, ri: number): void {
+  const lo = I32[si]
+  const hi = I32[si + 1]
+  if (isNaND(lo, hi)) {
+    if ((hi & 0x80000) === 0) fx |= IE
+    I32[ri] = (hi & 0x80000000) | 0x7fc00000 | ((hi & 0x7ffff) << 3) | (lo >>> 29)
+    return
+  }
+  let x = F64[si >> 1]
+  if (isDenormalD(lo, hi)) {
+    if (daz) x = hi < 0 ? -0 : 0
+    else fx |= DE
+  }
+  let r = Math.fround(x)
+  if (!Number.isFinite(x)) {
+    F32[ri] = r
+    return
+  }
+  if (!Number.isFinite(r)) {
+    fx |= OE | PE
+    F32[ri] = directed(r, r > 0 ? -1 : 1, true)
+    return
+  }
+  const e = sign(x - r)
+  r = directed(r, e, true)
+  F32[ri] = tinyF(r, e !== 0)
+}
+
+// ---------------------------------------------------------------- integer <-> float
+
+/** Round a double to an integer-valued double per the rounding control (or truncate). */
+function roundToInt(x: number, truncate: boolean): number {
+  if (truncate) return Math.trunc(x)
+  switch (rc) {
+    case RN: {
+      const f = Math.floor(x)
+      const d = x - f
+      if (d < 0.5) return f
+      if (d > 0.5) return f + 1
+      return f % 2 === 0 ? f : f + 1
+    }
+    case RD:
+      return Math.floor(x)
+    case RU:
+      return Math.ceil(x)
+    default:
+      return Math.trunc(x)
+  }
+}
+
+const TWO_31 = 2 ** 31
+const TWO_32 = 2 ** 32
+const TWO_63 = 2 ** 63
+
+/** High half of the last 64-bit conversion result. */
+export let cvtHi = 0
+
+/**
+ * Float value x (already a JS number; NaN allowed) to a signed integer of 32
+ * or 64 bits: returns the low dword, the high one in cvtHi. Out of range or
+ * NaN gives the integer indefinite (0x80000000 / 0x8000000000000000) and IE.
+ * `denormal` says the source was a denormal (DAZ reads it as zero).
+ */
+export function floatToInt(x: number, wide: boolean, truncate: boolean, denormal: boolean): number {
+  if (denormal && daz) x = 0
+  if (x !== x) return indefiniteInt(wide)
+  const r = roundToInt(x, truncate)
+  if (wide ? !(r >= -TWO_63 && r < TWO_63) : !(r >= -TWO_31 && r < TWO_31)) return indefiniteInt(wide)
+  if (r !== x) fx |= PE
+  if (!wide) {
+    cvtHi = 0
+    return r | 0
+  }
+  const hi = Math.floor(r / TWO_32)
+  cvtHi = hi | 0
+  return (r - hi * TWO_32) | 0
+}
+
+function indefiniteInt(wide: boolean): number {
+  fx |= IE
+  if (wide) {
+    cvtHi = 0x80000000 | 0
+    return 0
+  }
+  cvtHi = 0
+  return 0x80000000 | 0
+}
+
+/** int32 -> single, rounded per RC (PE when inexact). */
+export function int32ToF(v: number): number {
+  const r = Math.fround(v)
+  const e = sign(v - r)
+  if (e !== 0) fx |= PE
+  return directed(r, e, true)
+}
+
+/**
+ * Signed 64-bit integer (halves) -> double (single when `single`), rounded
+ * per RC, PE when inexact.
+ */
+export function int64ToFloat(lo: number, hi: number, single: boolean): number {
+  if (hi >= -0x200000 && hi < 0x200000) {
+    // |v| < 2^53: exact as a double.
+    const v = hi * TWO_32 + (lo >>> 0)
+    if (!single) return v
+    const r = Math.fround(v)
+    const e = sign(v - r)
+    if (e !== 0) fx |= PE
+    return directed(r, e, true)
+  }
+  const v = (BigInt(hi) << 32n) | BigInt(lo >>> 0)
+  const mag = v < 0n ? -v : v
+  const bits = mag.toString(2).length
+  const prec = single ? 24 : 53
+  const shift = bits - prec
+  if (shift <= 0) return Number(v)
+  const q = mag >> BigInt(shift)
+  const rem = mag - (q << BigInt(shift))
+  if (rem === 0n) return Number(v)
+  fx |= PE
+  // Round the magnitude down (q) or up (q + 1) per RC and the sign.
+  const half = 1n << BigInt(shift - 1)
+  let up: boolean
+  const neg = v < 0n
+  switch (rc) {
+    case RN:
+      up = rem > half || (rem === half && (q & 1n) === 1n)
+      break
+    case RD:
+      up = neg
+      break
+    case RU:
+      up = !neg
+      break
+    default:
+      up = false
+  }
+  const m = Number((up ? q + 1n : q) << BigInt(shift))
+  return neg ? -m : m
+}

@@ -1,0 +1,150 @@
+// SSE/SSE2 shuffles, unpacks and packs: shufps/shufpd, unpck{l,h}{ps,pd},
+// punpck{l,h}{bw,wd,dq,qdq}, packsswb/packssdw/packuswb, pshufd/pshufhw/
+// pshuflw. All take xmm, xmm/m128 (16-byte aligned when in memory) and go
+// through SCRATCH (sse-common.ts: destination dwords 0-3, source 4-7,
+// result 8-11).
+
+import type { Instruction } from '../decoder/instruction.js'
+import type { Op } from './op.js'
+import { binary128, I16, I32, imm8, U8, U16 } from './sse-common.js'
+
+type Compute = () => void
+
+function sat(v: number, lo: number, hi: number): number {
+  return v < lo ? lo : v > hi ? hi : v
+}
+
+/** Interleave the low (high) halves: elements of `bytes` bytes from destination and source alternately. */
+function unpack(size: number, high: boolean): Compute {
+  switch (size) {
+    case 1: {
+      const o = high ? 8 : 0
+      return () => {
+        for (let i = 0; i < 8; i++) {
+          U8[32 + 2 * i] = U8[o + i]
+          U8[33 + 2 * i] = U8[16 + o + i]
+        }
+      }
+    }
+    case 2: {
+      const o = high ? 4 : 0
+      return () => {
+        for (let i = 0; i < 4; i++) {
+          U16[16 + 2 * i] = U16[o + i]
+          U16[17 + 2 * i] = U16[8 + o + i]
+        }
+      }
+    }
+    case 4: {
+      const o = high ? 2 : 0
+      return () => {
+        I32[8] = I32[o]
+        I32[9] = I32[4 + o]
+        I32[10] = I32[o + 1]
+        I32[11] = I32[5 + o]
+      }
+    }
+    default: {
+      const o = high ? 2 : 0
+      return () => {
+        I32[8] = I32[o]
+        I32[9] = I32[o + 1]
+        I32[10] = I32[4 + o]
+        I32[11] = I32[5 + o]
+      }
+    }
+  }
+}
+
+const packsswb: Compute = () => {
+  for (let i = 0; i < 16; i++) U8[32 + i] = sat(I16[i], -128, 127)
+}
+const packuswb: Compute = () => {
+  for (let i = 0; i < 16; i++) U8[32 + i] = sat(I16[i], 0, 255)
+}
+const packssdw: Compute = () => {
+  for (let i = 0; i < 8; i++) U16[16 + i] = sat(I32[i], -32768, 32767)
+}
+
+/** 66 0F 60-6D: punpck*, packs*, plus pcmpgt* (handled in sse-int.ts). */
+const INT_SHUFFLES: Record<number, Compute> = {
+  96: unpack(1, false),
+  97: unpack(2, false),
+  98: unpack(4, false),
+  99: packsswb,
+  103: packuswb,
+  104: unpack(1, true),
+  105: unpack(2, true),
+  106: unpack(4, true),
+  107: packssdw,
+  108: unpack(8, false),
+  109: unpack(8, true),
+}
+
+/** 66 0F 60-6D (except the compares): unpacks and packs. */
+export function compileIntShuffle(insn: Instruction): Op | null {
+  if (insn.mandatoryPrefix !== 0x66) return null
+  const f = INT_SHUFFLES[insn.opcode]
+  return f ? binary128(insn, true, f) : null
+}
+
+/** 66 0F 70 pshufd, F3 0F 70 pshufhw, F2 0F 70 pshuflw (xmm, xmm/m128, imm8). */
+export function compilePshuf(insn: Instruction): Op | null {
+  const k = imm8(insn)
+  const sel = [k & 3, (k >> 2) & 3, (k >> 4) & 3, (k >> 6) & 3]
+  switch (insn.mandatoryPrefix) {
+    case 0x66:
+      return binary128(insn, true, () => {
+        for (let i = 0; i < 4; i++) I32[8 + i] = I32[4 + sel[i]]
+      })
+    case 0xf3:
+      return binary128(insn, true, () => {
+        I32[8] = I32[4]
+        I32[9] = I32[5]
+        for (let i = 0; i < 4; i++) U16[20 + i] = U16[12 + sel[i]]
+      })
+    case 0xf2:
+      return binary128(insn, true, () => {
+        for (let i = 0; i < 4; i++) U16[16 + i] = U16[8 + sel[i]]
+        I32[10] = I32[6]
+        I32[11] = I32[7]
+      })
+  }
+  return null
+}
+
+/** 0F C6 shufps / 66 0F C6 shufpd (xmm, xmm/m128, imm8). */
+export function compileShufp(insn: Instruction): Op | null {
+  const k = imm8(insn)
+  if (insn.mandatoryPrefix === 0) {
+    const s0 = k & 3
+    const s1 = (k >> 2) & 3
+    const s2 = 4 + ((k >> 4) & 3)
+    const s3 = 4 + ((k >> 6) & 3)
+    return binary128(insn, true, () => {
+      I32[8] = I32[s0]
+      I32[9] = I32[s1]
+      I32[10] = I32[s2]
+      I32[11] = I32[s3]
+    })
+  }
+  if (insn.mandatoryPrefix === 0x66) {
+    const lo = (k & 1) * 2
+    const hi = 4 + ((k >> 1) & 1) * 2
+    return binary128(insn, true, () => {
+      I32[8] = I32[lo]
+      I32[9] = I32[lo + 1]
+      I32[10] = I32[hi]
+      I32[11] = I32[hi + 1]
+    })
+  }
+  return null
+}
+
+/** 0F 14/15 unpcklps/unpckhps, 66 0F 14/15 unpcklpd/unpckhpd. */
+export function compileUnpckp(insn: Instruction): Op | null {
+  const high = insn.opcode === 0x15
+  if (insn.mandatoryPrefix === 0) return binary128(insn, true, unpack(4, high))
+  if (insn.mandatoryPrefix === 0x66) return binary128(insn, true, unpack(8, high))
+  return null
+}

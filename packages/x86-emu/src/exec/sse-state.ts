@@ -1,0 +1,136 @@
+// SSE state instructions: ldmxcsr/stmxcsr (0F AE /2 /3) and fxsave/fxrstor
+// (0F AE /0 /1, fxsave64/fxrstor64 with REX.W).
+//
+// MXCSR_MASK is 0xffff: every defined MXCSR bit including DAZ is writable;
+// setting any of bits 16-31 with ldmxcsr or fxrstor is #GP(0).
+//
+// The fxsave area (512 bytes, 16-byte aligned or #GP(0)):
+//   0 FCW  2 FSW  4 abridged FTW  5 reserved  6 FOP
+//   8 FIP (fxsave64: 8 bytes; fxsave: 4 + FCS 2 + 2 reserved)
+//  16 FDP (fxsave64: 8 bytes; fxsave: 4 + FDS 2 + 2 reserved)
+//  24 MXCSR  28 MXCSR_MASK  32 ST0-ST7 (16 bytes each: 10 used, 6 zero)
+// 160 XMM0-XMM15  416-511 reserved/available: neither written nor read.
+// fxsave probes the bytes it writes before writing any, fxrstor reads them
+// all before changing any state, so both fault precisely.
+
+import type { Cpu } from '../cpu/cpu.js'
+import { x87State } from '../cpu/fpu-state.js'
+import type { Instruction } from '../decoder/instruction.js'
+import type { Op } from './op.js'
+import { compileEa } from './operands.js'
+import { checkAligned16, gp0 } from './sse-common.js'
+
+export const MXCSR_MASK = 0xffff
+/** Bytes of the fxsave area that fxsave writes and fxrstor reads. */
+const FX_USED = 416
+
+const image = new Uint8Array(512)
+const view = new DataView(image.buffer)
+
+// ---------------------------------------------------------------- x87 part
+// The x87 fields of the image. Until x87 instructions are executed this just
+// moves the placeholder record of cpu/fpu-state.ts in and out.
+
+/** Fill bytes 0-23 and 32-159 (the x87 fields) of the fxsave image. */
+function x87ToImage(c: Cpu, wide: boolean): void {
+  const s = x87State(c)
+  view.setUint16(0, s.fcw, true)
+  view.setUint16(2, s.fsw, true)
+  image[4] = s.ftwAbridged
+  image[5] = 0
+  view.setUint16(6, s.fop & 0x7ff, true)
+  if (wide) {
+    view.setBigUint64(8, BigInt.asUintN(64, BigInt(s.fip)), true)
+    view.setBigUint64(16, BigInt.asUintN(64, BigInt(s.fdp)), true)
+  } else {
+    view.setUint32(8, s.fip >>> 0, true)
+    view.setUint32(12, s.fcs & 0xffff, true)
+    view.setUint32(16, s.fdp >>> 0, true)
+    view.setUint32(20, s.fds & 0xffff, true)
+  }
+  for (let i = 0; i < 8; i++) {
+    image.set(s.st.subarray(10 * i, 10 * i + 10), 32 + 16 * i)
+    image.fill(0, 42 + 16 * i, 48 + 16 * i)
+  }
+}
+
+/** Load the x87 fields from an fxrstor image. */
+function x87FromImage(c: Cpu, wide: boolean): void {
+  const s = x87State(c)
+  s.fcw = view.getUint16(0, true)
+  s.fsw = view.getUint16(2, true)
+  s.ftwAbridged = image[4]
+  s.fop = view.getUint16(6, true) & 0x7ff
+  if (wide) {
+    s.fip = Number(BigInt.asIntN(64, view.getBigUint64(8, true)))
+    s.fdp = Number(BigInt.asIntN(64, view.getBigUint64(16, true)))
+    s.fcs = 0
+    s.fds = 0
+  } else {
+    s.fip = view.getUint32(8, true)
+    s.fcs = view.getUint16(12, true)
+    s.fdp = view.getUint32(16, true)
+    s.fds = view.getUint16(20, true)
+  }
+  for (let i = 0; i < 8; i++) s.st.set(image.subarray(32 + 16 * i, 42 + 16 * i), 10 * i)
+}
+
+// ---------------------------------------------------------------- instructions
+
+function fxsave(insn: Instruction): Op {
+  const ea = compileEa(insn)
+  const wide = insn.rexW
+  return (c) => {
+    const a = checkAligned16(ea(c))
+    c.probeWrite(a, FX_USED)
+    x87ToImage(c, wide)
+    view.setInt32(24, c.mxcsr, true)
+    view.setInt32(28, MXCSR_MASK, true)
+    const x = c.xmm
+    for (let i = 0; i < 64; i++) view.setInt32(160 + 4 * i, x[i], true)
+    for (let o = 0; o < FX_USED; o += 8) c.write64(a + o, view.getInt32(o, true), view.getInt32(o + 4, true))
+  }
+}
+
+function fxrstor(insn: Instruction): Op {
+  const ea = compileEa(insn)
+  const wide = insn.rexW
+  return (c) => {
+    const a = checkAligned16(ea(c))
+    for (let o = 0; o < FX_USED; o += 8) {
+      view.setInt32(o, c.read64(a + o), true)
+      view.setInt32(o + 4, c.th, true)
+    }
+    const mxcsr = view.getInt32(24, true)
+    if ((mxcsr & ~MXCSR_MASK) !== 0) throw gp0('fxrstor: reserved MXCSR bits set')
+    x87FromImage(c, wide)
+    c.mxcsr = mxcsr
+    const x = c.xmm
+    for (let i = 0; i < 64; i++) x[i] = view.getInt32(160 + 4 * i, true)
+  }
+}
+
+/** 0F AE /0 fxsave, /1 fxrstor, /2 ldmxcsr, /3 stmxcsr (memory forms); null otherwise. */
+export function compileSseState(insn: Instruction): Op | null {
+  if (insn.mod === 3) return null
+  const r = insn.reg & 7
+  switch (r) {
+    case 0:
+      return fxsave(insn)
+    case 1:
+      return fxrstor(insn)
+    case 2: {
+      const ea = compileEa(insn)
+      return (c) => {
+        const v = c.read32(ea(c))
+        if ((v & ~MXCSR_MASK) !== 0) throw gp0('ldmxcsr: reserved MXCSR bits set')
+        c.mxcsr = v
+      }
+    }
+    case 3: {
+      const ea = compileEa(insn)
+      return (c) => c.write32(ea(c), c.mxcsr)
+    }
+  }
+  return null
+}
