@@ -44,6 +44,7 @@ export function runGuest(
   const path = options.path ?? `/bin/${argv[0].split('/').pop()}`
   kernel.vfs.writeFile(path, program)
   for (const [p, data] of Object.entries(options.files ?? {})) kernel.vfs.writeFile(p, data)
+  options.setup?.(kernel)
   kernel.boot()
   kernel.spawn(path, argv, options.env ?? [])
   const { result, exit } = kernel.run(options.maxInstructions ?? 2_000_000_000)
