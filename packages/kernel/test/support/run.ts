@@ -24,6 +24,7 @@ export function runGuest(
     stdin?: Uint8Array
     maxInstructions?: number
     files?: Record<string, Uint8Array>
+    setup?: (k: Kernel) => void
   } = {},
 ): GuestRun {
   let stdout = ''
