@@ -173,6 +173,7 @@ export class Kernel {
     this.writePhys64(percpuPhys + PERCPU_CPU_NUMBER, i)
     this.writePhys64(percpuPhys + PERCPU_TOP_OF_STACK, stackTop)
     const idle = new Task(0, 0, null, `swapper/${i}`, null as unknown as Mm, new FdTable())
+    idle.cwd = this.vfs.root
     idle.state = 'idle'
     this.attachGuestTask(idle)
     idle.setReg('ip', this.symbol('cpu_idle'))
@@ -265,6 +266,7 @@ export class Kernel {
     files.install(new OpenFile(consoleErr, O_RDWR, '/dev/stderr-console'))
     const pid = this.nextPid++
     const task = new Task(pid, pid, null, basename(path), mm, files)
+    task.cwd = this.vfs.root
     const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, this.machine.cpus[0])
     task.setReg('ip', prog.entry)
     task.setReg('sp', prog.sp)
@@ -463,7 +465,7 @@ export class Kernel {
       const path = this.readKernelString(arg(c, 0))
       ret(
         c,
-        this.withContext(c, 0, (ctx) => hostOpen(ctx, path, arg(c, 1), arg(c, 2))),
+        this.withContext(c, 0, (ctx) => hostOpen(ctx, path, arg(c, 1) | 0, arg(c, 2), arg(c, 3) | 0)),
       )
     })
     m.registerHypercall(HC_FORK, (c) => {

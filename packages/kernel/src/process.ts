@@ -40,6 +40,8 @@ export function forkTask(
   const child = new Task(pid, thread ? parent.tgid : pid, realParent, parent.comm, mm, files)
   child.sighand = (flags & CLONE_SIGHAND) !== 0 ? parent.sighand : parent.sighand.clone()
   child.blocked = parent.blocked
+  child.cwd = parent.cwd
+  child.umask = parent.umask
   frame.save(child.regs)
   child.setReg('ax', 0)
   if (stack) child.setReg('sp', stack)

@@ -4,7 +4,7 @@
 // case the task is parked and the syscall restarted when ready.
 
 import type { Cpu } from '@probekit/x86-emu'
-import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, ESRCH } from './errno.js'
+import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, ESRCH } from './errno.js'
 import {
   O_ACCMODE,
   O_APPEND,
@@ -29,7 +29,7 @@ import {
   writeUserU32,
   writeUserU64,
 } from './user-memory.js'
-import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT } from './vfs.js'
+import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT, Symlink } from './vfs.js'
 
 export interface SyscallContext {
   kernel: Kernel
@@ -181,14 +181,36 @@ def(16, 'ioctl', ({ task }, fd, request) => {
   return f.inode.ioctl ? f.inode.ioctl(request) : -ENOTTY
 })
 
-function openPath(ctx: SyscallContext, path: string, flags: number, mode: number): number {
-  const { kernel, task } = ctx
-  let node: Inode | number = kernel.vfs.lookup(path)
+/** The directory a *at() call starts from: the cwd for AT_FDCWD (or an absolute path), else an open directory. */
+function dirAt(ctx: SyscallContext, dirfd: number, path: string): Directory | number {
+  if (path.startsWith('/') || dirfd === AT_FDCWD) return ctx.task.cwd
+  const f = ctx.task.files.get(dirfd)
+  if (!f) return -EBADF
+  return f.inode instanceof Directory ? f.inode : -ENOTDIR
+}
+
+function lookupAt(ctx: SyscallContext, dirfd: number, path: string, nofollow = false): Inode | number {
+  const dir = dirAt(ctx, dirfd, path)
+  return typeof dir === 'number' ? dir : ctx.kernel.vfs.lookup(path, dir, nofollow)
+}
+
+function parentAt(
+  ctx: SyscallContext,
+  dirfd: number,
+  path: string,
+): { dir: Directory; name: string } | number {
+  const dir = dirAt(ctx, dirfd, path)
+  return typeof dir === 'number' ? dir : ctx.kernel.vfs.parentOf(path, dir)
+}
+
+function openPath(ctx: SyscallContext, path: string, flags: number, mode: number, dirfd = AT_FDCWD): number {
+  const { task } = ctx
+  let node: Inode | number = lookupAt(ctx, dirfd, path)
   if (typeof node === 'number') {
     if (node !== -ENOENT || (flags & O_CREAT) === 0) return node
-    const p = kernel.vfs.parentOf(path)
+    const p = parentAt(ctx, dirfd, path)
     if (typeof p === 'number') return p
-    node = new RegularFile(new Uint8Array(0), 0o100000 | (mode & 0o7777))
+    node = new RegularFile(new Uint8Array(0), 0o100000 | (mode & 0o7777 & ~task.umask))
     p.dir.children.set(p.name, node)
   } else if ((flags & O_CREAT) !== 0 && (flags & O_EXCL) !== 0) return -EEXIST
   if ((flags & O_DIRECTORY) !== 0 && !(node instanceof Directory)) return -ENOTDIR
@@ -200,8 +222,14 @@ function openPath(ctx: SyscallContext, path: string, flags: number, mode: number
   )
 }
 
-export function hostOpen(ctx: SyscallContext, path: string, flags: number, mode: number): number {
-  return openPath(ctx, path, flags, mode)
+export function hostOpen(
+  ctx: SyscallContext,
+  path: string,
+  flags: number,
+  mode: number,
+  dirfd = AT_FDCWD,
+): number {
+  return openPath(ctx, path, flags, mode, dirfd)
 }
 
 def(2, 'open', (ctx, path, flags, mode) => {
@@ -211,8 +239,7 @@ def(2, 'open', (ctx, path, flags, mode) => {
 def(257, 'openat', (ctx, dirfd, path, flags, mode) => {
   const p = strncpyFromUser(ctx.task.mm, path, 4096)
   if (p === null) return -36
-  if (dirfd !== AT_FDCWD && !p.startsWith('/')) return -EINVAL
-  return openPath(ctx, p, flags, mode)
+  return openPath(ctx, p, flags, mode, dirfd)
 })
 
 // struct stat (x86-64, 144 bytes).
@@ -236,27 +263,27 @@ def(5, 'fstat', (ctx, fd, buf) => {
   copyToUser(ctx.task.mm, buf, statBuf(f.inode))
   return 0
 })
-const statPath: SyscallFn = (ctx, path, buf) => {
+function statAt(ctx: SyscallContext, dirfd: number, path: number, buf: number, nofollow: boolean): number {
   const p = strncpyFromUser(ctx.task.mm, path, 4096)
   if (p === null) return -36
-  const node = ctx.kernel.vfs.lookup(p)
+  const node = lookupAt(ctx, dirfd, p, nofollow)
   if (typeof node === 'number') return node
   copyToUser(ctx.task.mm, buf, statBuf(node))
   return 0
 }
-def(4, 'stat', statPath)
-def(6, 'lstat', statPath)
+def(4, 'stat', (ctx, path, buf) => statAt(ctx, AT_FDCWD, path, buf, false))
+def(6, 'lstat', (ctx, path, buf) => statAt(ctx, AT_FDCWD, path, buf, true))
 def(262, 'newfstatat', (ctx, dirfd, path, buf, flags) => {
   const p = strncpyFromUser(ctx.task.mm, path, 4096)
   if (p === null) return -36
   if (p === '' && (flags & 0x1000) !== 0) return syscallTable.get(5)!(ctx, dirfd, buf) // AT_EMPTY_PATH
-  return statPath(ctx, path, buf)
+  return statAt(ctx, dirfd, path, buf, (flags & 0x100) !== 0) // AT_SYMLINK_NOFOLLOW
 })
 
 def(21, 'access', (ctx, path) => {
   const p = strncpyFromUser(ctx.task.mm, path, 4096)
   if (p === null) return -36
-  const node = ctx.kernel.vfs.lookup(p)
+  const node = lookupAt(ctx, AT_FDCWD, p)
   return typeof node === 'number' ? node : 0
 })
 
@@ -349,46 +376,131 @@ def(217, 'getdents64', (ctx, fd, buf, count) => {
   return out.length
 })
 
-def(83, 'mkdir', (ctx, path) => {
-  const p = strncpyFromUser(ctx.task.mm, path, 4096)
-  if (p === null) return -36
-  const parent = ctx.kernel.vfs.parentOf(p)
-  return typeof parent === 'number' ? parent : ctx.kernel.vfs.mkdir(parent.dir, parent.name)
+function pathArg(ctx: SyscallContext, addr: number): string | number {
+  const p = strncpyFromUser(ctx.task.mm, addr, 4096)
+  return p === null ? -36 : p
+}
+
+def(83, 'mkdir', (ctx, path, mode) => {
+  const p = pathArg(ctx, path)
+  if (typeof p === 'number') return p
+  const parent = parentAt(ctx, AT_FDCWD, p)
+  return typeof parent === 'number'
+    ? parent
+    : ctx.kernel.vfs.mkdir(parent.dir, parent.name, mode & ~ctx.task.umask)
 })
 def(87, 'unlink', (ctx, path) => {
-  const p = strncpyFromUser(ctx.task.mm, path, 4096)
-  if (p === null) return -36
-  const parent = ctx.kernel.vfs.parentOf(p)
+  const p = pathArg(ctx, path)
+  if (typeof p === 'number') return p
+  const parent = parentAt(ctx, AT_FDCWD, p)
   return typeof parent === 'number' ? parent : ctx.kernel.vfs.unlink(parent.dir, parent.name)
 })
 def(84, 'rmdir', (ctx, path) => {
-  const p = strncpyFromUser(ctx.task.mm, path, 4096)
-  if (p === null) return -36
-  const parent = ctx.kernel.vfs.parentOf(p)
+  const p = pathArg(ctx, path)
+  if (typeof p === 'number') return p
+  const parent = parentAt(ctx, AT_FDCWD, p)
   return typeof parent === 'number' ? parent : ctx.kernel.vfs.rmdir(parent.dir, parent.name)
 })
 def(82, 'rename', (ctx, from, to) => {
-  const a = strncpyFromUser(ctx.task.mm, from, 4096)
-  const b = strncpyFromUser(ctx.task.mm, to, 4096)
-  if (a === null || b === null) return -36
-  const pa = ctx.kernel.vfs.parentOf(a)
-  const pb = ctx.kernel.vfs.parentOf(b)
+  const a = pathArg(ctx, from)
+  const b = pathArg(ctx, to)
+  if (typeof a === 'number') return a
+  if (typeof b === 'number') return b
+  const pa = parentAt(ctx, AT_FDCWD, a)
+  const pb = parentAt(ctx, AT_FDCWD, b)
   if (typeof pa === 'number') return pa
   if (typeof pb === 'number') return pb
   const node = pa.dir.children.get(pa.name)
   if (!node) return -ENOENT
+  const existing = pb.dir.children.get(pb.name)
+  if (existing instanceof Directory && !(node instanceof Directory)) return -EISDIR
+  if (node instanceof Directory && existing && !(existing instanceof Directory)) return -ENOTDIR
+  if (existing instanceof Directory && existing.children.size > 0) return -39
   pa.dir.children.delete(pa.name)
   pb.dir.children.set(pb.name, node)
+  if (node instanceof Directory) node.parent = pb.dir
+  return 0
+})
+def(86, 'link', (ctx, from, to) => {
+  const a = pathArg(ctx, from)
+  const b = pathArg(ctx, to)
+  if (typeof a === 'number') return a
+  if (typeof b === 'number') return b
+  const node = lookupAt(ctx, AT_FDCWD, a, true)
+  if (typeof node === 'number') return node
+  if (node instanceof Directory) return -EPERM
+  const pb = parentAt(ctx, AT_FDCWD, b)
+  if (typeof pb === 'number') return pb
+  if (pb.dir.children.has(pb.name)) return -EEXIST
+  pb.dir.children.set(pb.name, node)
+  node.nlink++
+  return 0
+})
+def(88, 'symlink', (ctx, target, linkpath) => {
+  const t = pathArg(ctx, target)
+  const l = pathArg(ctx, linkpath)
+  if (typeof t === 'number') return t
+  if (typeof l === 'number') return l
+  const pl = parentAt(ctx, AT_FDCWD, l)
+  if (typeof pl === 'number') return pl
+  if (pl.dir.children.has(pl.name)) return -EEXIST
+  pl.dir.children.set(pl.name, new Symlink(t))
+  return 0
+})
+def(89, 'readlink', (ctx, path, buf, size) => {
+  const p = pathArg(ctx, path)
+  if (typeof p === 'number') return p
+  const node = lookupAt(ctx, AT_FDCWD, p, true)
+  if (typeof node === 'number') return node
+  if (!(node instanceof Symlink)) return -EINVAL
+  const bytes = enc.encode(node.target).subarray(0, size)
+  copyToUser(ctx.task.mm, buf, bytes)
+  return bytes.length
+})
+def(77, 'ftruncate', ({ task }, fd, len) => {
+  const f = fileOf(task, fd)
+  if (typeof f === 'number') return f
+  if (!(f.inode instanceof RegularFile)) return -EINVAL
+  if ((f.flags & O_ACCMODE) === 0) return -EINVAL
+  f.inode.truncate(len)
+  return 0
+})
+def(76, 'truncate', (ctx, path, len) => {
+  const p = pathArg(ctx, path)
+  if (typeof p === 'number') return p
+  const node = lookupAt(ctx, AT_FDCWD, p)
+  if (typeof node === 'number') return node
+  if (!(node instanceof RegularFile)) return -EISDIR
+  node.truncate(len)
   return 0
 })
 def(79, 'getcwd', (ctx, buf, size) => {
-  const cwd = enc.encode('/\0')
+  const cwd = enc.encode(`${ctx.kernel.vfs.pathOf(ctx.task.cwd)}\0`)
   if (size < cwd.length) return -34
   copyToUser(ctx.task.mm, buf, cwd)
   return cwd.length
 })
-def(80, 'chdir', () => 0)
-def(95, 'umask', () => 0o022)
+def(80, 'chdir', (ctx, path) => {
+  const p = pathArg(ctx, path)
+  if (typeof p === 'number') return p
+  const node = lookupAt(ctx, AT_FDCWD, p)
+  if (typeof node === 'number') return node
+  if (!(node instanceof Directory)) return -ENOTDIR
+  ctx.task.cwd = node
+  return 0
+})
+def(81, 'fchdir', ({ task }, fd) => {
+  const f = fileOf(task, fd)
+  if (typeof f === 'number') return f
+  if (!(f.inode instanceof Directory)) return -ENOTDIR
+  task.cwd = f.inode
+  return 0
+})
+def(95, 'umask', ({ task }, mask) => {
+  const old = task.umask
+  task.umask = mask & 0o777
+  return old
+})
 
 // ---------------------------------------------------------------- memory
 

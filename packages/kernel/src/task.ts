@@ -6,6 +6,7 @@ import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from './abi.js'
 import type { FdTable } from './files.js'
 import type { Mm } from './mm.js'
 import { type SigInfo, SignalHandlers } from './signals.js'
+import type { Directory } from './vfs.js'
 
 export type TaskState = 'runnable' | 'running' | 'parked' | 'zombie' | 'idle'
 
@@ -34,6 +35,9 @@ export class Task {
   vforkDone = false
   /** A signal whose default action kills it, delivered when it next reaches a CPU. */
   pendingKill = 0
+  /** Working directory (set at creation: the file system root) and file mode creation mask. */
+  cwd!: Directory
+  umask = 0o022
   /** Signal actions, shared by the threads of a process. */
   sighand = new SignalHandlers()
   /** Blocked signals (bit n-1 for signal n). */

@@ -3,7 +3,7 @@
 // (the command line supplies one backed by the real file system; this
 // package itself uses no Node API).
 
-import { EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE } from './errno.js'
+import { EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE } from './errno.js'
 import type { OpenFile, WouldBlock } from './files.js'
 
 export const S_IFMT = 0o170000
@@ -11,6 +11,7 @@ export const S_IFREG = 0o100000
 export const S_IFDIR = 0o040000
 export const S_IFCHR = 0o020000
 export const S_IFIFO = 0o010000
+export const S_IFLNK = 0o120000
 
 let nextIno = 1
 
@@ -89,7 +90,10 @@ export class RegularFile implements Inode {
 
 export class Directory implements Inode {
   readonly ino = nextIno++
-  readonly mode = S_IFDIR | 0o755
+  perm = 0o755
+  get mode(): number {
+    return S_IFDIR | this.perm
+  }
   readonly seekable = true
   readonly children = new Map<string, Inode>()
   nlink = 2
@@ -103,6 +107,25 @@ export class Directory implements Inode {
   }
   write(): number {
     return -EISDIR
+  }
+}
+
+/** A symbolic link: its target path, resolved when a walk passes through it. */
+export class Symlink implements Inode {
+  readonly ino = nextIno++
+  readonly mode = S_IFLNK | 0o777
+  readonly seekable = false
+  nlink = 1
+  mtime = 0
+  constructor(readonly target: string) {}
+  size(): number {
+    return new TextEncoder().encode(this.target).length
+  }
+  read(): number {
+    return -EINVAL
+  }
+  write(): number {
+    return -EINVAL
   }
 }
 
@@ -205,25 +228,47 @@ export class Vfs {
   }
 
   /** Resolve an absolute or cwd-relative path. */
-  lookup(path: string, cwd: Directory = this.root): Inode | number {
-    const r = this.walk(path, cwd)
+  lookup(path: string, cwd: Directory = this.root, nofollow = false): Inode | number {
+    const r = this.walk(path, cwd, nofollow)
     return typeof r === 'number' ? r : r.inode
   }
 
-  walk(path: string, cwd: Directory = this.root): Lookup | number {
+  /** Resolve a path; symlinks are followed, the last one only unless `nofollow` (lstat, readlink, unlink). */
+  walk(path: string, cwd: Directory = this.root, nofollow = false, depth = 0): Lookup | number {
     if (path === '') return -ENOENT
+    if (depth > 40) return -ELOOP
     let dir: Directory = path.startsWith('/') ? this.root : cwd
     const parts = path.split('/').filter((p) => p !== '' && p !== '.')
     if (parts.length === 0) return { inode: dir, parent: dir.parent ?? dir, name: '.' }
     for (let i = 0; i < parts.length; i++) {
       const name = parts[i]
-      const next: Inode | undefined = name === '..' ? (dir.parent ?? dir) : dir.children.get(name)
+      let next: Inode | undefined = name === '..' ? (dir.parent ?? dir) : dir.children.get(name)
       if (!next) return -ENOENT
-      if (i === parts.length - 1) return { inode: next, parent: dir, name }
+      const last = i === parts.length - 1
+      if (next instanceof Symlink && !(last && nofollow)) {
+        const r = this.walk(next.target, dir, false, depth + 1)
+        if (typeof r === 'number') return r
+        next = r.inode
+      }
+      if (last) return { inode: next, parent: dir, name }
       if (!(next instanceof Directory)) return -ENOTDIR
       dir = next
     }
     return -ENOENT
+  }
+
+  /** The absolute path of a directory (for getcwd). */
+  pathOf(dir: Directory): string {
+    const parts: string[] = []
+    let d = dir
+    while (d !== this.root && d.parent) {
+      const parent: Directory = d.parent
+      const name = [...parent.children.entries()].find(([, n]) => n === d)?.[0]
+      if (name === undefined) break
+      parts.unshift(name)
+      d = parent
+    }
+    return `/${parts.join('/')}`
   }
 
   /** The directory that would contain path, and the last component. */
@@ -286,9 +331,11 @@ export class Vfs {
     return 0
   }
 
-  mkdir(dir: Directory, name: string): number {
+  mkdir(dir: Directory, name: string, mode = 0o755): number {
     if (dir.children.has(name)) return -EEXIST
-    dir.children.set(name, new Directory(dir))
+    const d = new Directory(dir)
+    d.perm = mode & 0o7777
+    dir.children.set(name, d)
     return 0
   }
 }

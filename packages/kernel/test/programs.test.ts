@@ -20,7 +20,6 @@ const expected = (name: string, ext: string) => readFileSync(new URL(`expected/$
 
 /** Cases that need what is not there yet, with the reason (each one is an open item in the notes). */
 const PENDING: Record<string, string> = {
-  fileio: 'needs per-process cwd, symlinks, hard links, ftruncate and readlink in the kernel',
   threads: 'needs FUTEX_REQUEUE and shared futex wake on thread exit (pthread_join)',
   signals: 'needs rt_sigsuspend, sigaltstack and pause',
 }
