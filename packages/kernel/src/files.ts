@@ -69,6 +69,8 @@ export interface FdEntry {
 
 export class FdTable {
   readonly fds: (FdEntry | undefined)[] = []
+  /** Tasks sharing this table (threads, CLONE_FILES): it is closed with the last one. */
+  users = 1
   static readonly MAX = 1024
 
   get(fd: number): OpenFile | undefined {
@@ -116,6 +118,11 @@ export class FdTable {
     this.fds.forEach((e, fd) => {
       if (e?.cloexec) this.close(fd)
     })
+  }
+
+  /** A task stops using the table (exit): close everything when it was the last user. */
+  release(): void {
+    if (--this.users === 0) this.closeAll()
   }
 
   closeAll(): void {

@@ -64,6 +64,7 @@ import {
   SA_RESTART,
   SIG_DFL,
   SIG_IGN,
+  SIGCHLD,
   SIGKILL,
   SIGSEGV,
   type SigInfo,
@@ -519,7 +520,7 @@ export class Kernel {
     task.exitCode = code
     task.exitSignal = signal
     task.vforkDone = true
-    task.files.closeAll()
+    task.files.release()
     task.mm.release()
     for (let i = this.futexWaiters.length - 1; i >= 0; i--)
       if (this.futexWaiters[i].task === task) this.futexWaiters.splice(i, 1)
@@ -530,6 +531,13 @@ export class Kernel {
     }
     task.children = []
     if (!task.isThreadGroupLeader) this.reap(task)
+    else if (task.parent && task.parent.state !== 'zombie') {
+      const parent = task.parent
+      const act = parent.sighand.actions[SIGCHLD]
+      // A parent ignoring SIGCHLD (or with SA_NOCLDWAIT) leaves no zombie to wait for.
+      if (act.handler === SIG_IGN || (act.flags & 2) !== 0) this.reap(task)
+      this.sendSignal(c, parent, { signo: SIGCHLD, code: signal ? 2 : 1, pid: task.pid }) // CLD_KILLED / CLD_EXITED
+    }
     if (task.cpu === c.id || this.current(c) === task) this.setNeedResched(c)
     if (task === this.init) this.machine.stop(`init exited with status ${exitStatus(task).status}`)
   }
@@ -539,8 +547,11 @@ export class Kernel {
     const sig = info.signo
     const action = target.sighand.actions[sig]
     const def = defaultAction(sig)
+    const blocked = (target.blocked & bit(sig)) !== 0n
+    // An ignored signal is dropped at once, unless it is blocked (a handler may be installed before it is unblocked).
     if (
       sig !== SIGKILL &&
+      !blocked &&
       (action.handler === SIG_IGN || (action.handler === SIG_DFL && (def === 'ign' || def === 'cont')))
     )
       return
@@ -584,12 +595,16 @@ export class Kernel {
       if (task.interrupted) {
         task.interrupted = false
         task.restart = null
-        if ((action.flags & SA_RESTART) === 0) {
+        // pause and sigsuspend always fail with EINTR (ERESTARTNOHAND); others restart under SA_RESTART.
+        const nr = frame.get('orig_ax')
+        if ((action.flags & SA_RESTART) === 0 || nr === 34 || nr === 130) {
           frame.set('ip', frame.get('ip') + 2)
           frame.set('ax', -4)
         }
       }
-      const oldMask = task.blocked
+      // sigsuspend's temporary mask: the handler's frame saves the mask from before the call.
+      const oldMask = task.savedSigmask ?? task.blocked
+      task.savedSigmask = null
       if (
         !setupRtFrame(task, frame, info, action, oldMask, info.trapno ?? 0, info.err ?? 0, info.addr ?? 0)
       ) {

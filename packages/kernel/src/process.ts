@@ -35,6 +35,7 @@ export function forkTask(
   if (shareVm) mm.users++
   else kernel.machine.flushTlb() // the parent's pages just became read-only (copy-on-write)
   const files = (flags & CLONE_FILES) !== 0 ? parent.files : parent.files.clone()
+  if (files === parent.files) files.users++
   const thread = (flags & CLONE_THREAD) !== 0
   const realParent = thread || (flags & CLONE_PARENT) !== 0 ? parent.parent : parent
   const child = new Task(pid, thread ? parent.tgid : pid, realParent, parent.comm, mm, files)
@@ -147,7 +148,15 @@ export function wait4(ctx: SyscallContext, pid: number, wstatus: number, options
 }
 
 /** FUTEX_WAIT / FUTEX_WAKE (private or shared: one address space per key here). */
-export function futex(ctx: SyscallContext, uaddr: number, op: number, val: number): SyscallResult {
+export function futex(
+  ctx: SyscallContext,
+  uaddr: number,
+  op: number,
+  val: number,
+  val2 = 0,
+  uaddr2 = 0,
+  val3 = 0,
+): SyscallResult {
   const { kernel, task } = ctx
   const cmd = op & 0x7f
   if (cmd === 0 || cmd === 9) {
@@ -163,7 +172,21 @@ export function futex(ctx: SyscallContext, uaddr: number, op: number, val: numbe
     return { wouldBlock: true, ready: () => me.restart?.woken === true }
   }
   if (cmd === 1 || cmd === 10) return kernel.futexWake(task.mm, uaddr, val)
-  return -EINVAL
+  if (cmd === 3 || cmd === 4) {
+    // FUTEX_REQUEUE / FUTEX_CMP_REQUEUE: wake val waiters, move up to val2 (the timeout slot) to uaddr2.
+    if (cmd === 4 && readUserU32(task.mm, uaddr) !== val3) return -11
+    const woken = kernel.futexWake(task.mm, uaddr, val)
+    let moved = 0
+    for (const w of kernel.futexWaiters) {
+      if (moved >= val2) break
+      if (w.mm === task.mm && w.uaddr === uaddr) {
+        w.uaddr = uaddr2
+        moved++
+      }
+    }
+    return woken + moved
+  }
+  return -38 // ENOSYS: the PI variants are not implemented
 }
 
 export { copyFromUser, ENOENT, ESRCH }

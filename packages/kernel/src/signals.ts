@@ -171,7 +171,11 @@ export function setupRtFrame(
   err = 0,
   cr2 = 0,
 ): boolean {
-  const sp = frame.get('sp')
+  let sp = frame.get('sp')
+  // SA_ONSTACK: run the handler on the alternate stack, unless already on it.
+  const alt = task.altStack
+  const onAlt = alt.size > 0 && sp > alt.sp && sp <= alt.sp + alt.size
+  if ((action.flags & SA_ONSTACK) !== 0 && alt.size > 0 && !onAlt) sp = alt.sp + alt.size
   const start = Math.floor((sp - 128 - FRAME_SIZE) / 16) * 16 - 8 // as after a call: (rsp + 8) % 16 == 0 in the handler
   const b = new Uint8Array(FRAME_SIZE)
   const v = new DataView(b.buffer)

@@ -619,6 +619,19 @@ def(127, 'rt_sigpending', ({ task }, set) => {
   copyToUser(task.mm, set, b)
   return 0
 })
+/** Is a signal pending that the current mask lets through? */
+function deliverable(task: Task): boolean {
+  for (const sig of task.pending.keys()) if ((task.blocked & bit(sig)) === 0n) return true
+  return false
+}
+def(130, 'rt_sigsuspend', ({ task }, mask, size) => {
+  if (size !== 8) return -EINVAL
+  if (task.savedSigmask === null) task.savedSigmask = task.blocked
+  task.blocked = sanitizeMask(new DataView(copyFromUser(task.mm, mask, 8).buffer).getBigUint64(0, true))
+  if (deliverable(task)) return -4 // EINTR: the handler runs on the way out, with the old mask saved
+  return { wouldBlock: true, ready: () => false } // only a signal wakes it
+})
+def(34, 'pause', ({ task }) => (deliverable(task) ? -4 : { wouldBlock: true, ready: () => false }))
 def(15, 'rt_sigreturn', ({ kernel, cpu, task, frame }) => {
   const mask = restoreRtFrame(task, frame)
   if (mask === null) {
@@ -628,7 +641,34 @@ def(15, 'rt_sigreturn', ({ kernel, cpu, task, frame }) => {
   task.blocked = sanitizeMask(mask)
   return frame.get('ax')
 })
-def(131, 'sigaltstack', () => 0)
+def(131, 'sigaltstack', ({ task, frame }, ss, oldss) => {
+  const SS_ONSTACK = 1
+  const SS_DISABLE = 2
+  const sp = frame.get('sp')
+  const alt = task.altStack
+  const onAlt = alt.size > 0 && sp > alt.sp && sp <= alt.sp + alt.size
+  if (oldss) {
+    const b = new Uint8Array(24)
+    const v = new DataView(b.buffer)
+    v.setBigUint64(0, BigInt.asUintN(64, BigInt(alt.sp)), true)
+    v.setInt32(8, alt.size === 0 ? SS_DISABLE : onAlt ? SS_ONSTACK : 0, true)
+    v.setBigUint64(16, BigInt(alt.size), true)
+    copyToUser(task.mm, oldss, b)
+  }
+  if (ss) {
+    if (onAlt) return -EPERM
+    const v = new DataView(copyFromUser(task.mm, ss, 24).buffer)
+    const flags = v.getInt32(8, true)
+    if ((flags & ~(SS_DISABLE | 0x80000000)) !== 0) return -EINVAL
+    if ((flags & SS_DISABLE) !== 0) task.altStack = { sp: 0, size: 0 }
+    else {
+      const size = Number(v.getBigUint64(16, true))
+      if (size < 2048) return -12 // ENOMEM: below MINSIGSTKSZ
+      task.altStack = { sp: Number(BigInt.asIntN(64, v.getBigUint64(0, true))), size }
+    }
+  }
+  return 0
+})
 def(24, 'sched_yield', () => 0)
 
 const ARCH_SET_GS = 0x1001
@@ -723,7 +763,9 @@ def(318, 'getrandom', ({ task }, buf, len) => {
 // ---------------------------------------------------------------- processes
 
 def(61, 'wait4', (ctx, pid, status, options) => wait4(ctx, pid, status, options))
-def(202, 'futex', (ctx, uaddr, op, val) => futex(ctx, uaddr, op, val))
+def(202, 'futex', (ctx, uaddr, op, val, val2, uaddr2, val3) =>
+  futex(ctx, uaddr, op, val, val2, uaddr2, val3 | 0),
+)
 def(57, 'fork', (ctx) => forkTask(ctx, 17, 0, 0, 0))
 def(58, 'vfork', (ctx) => forkTask(ctx, 0x4000 | 0x100 | 17, 0, 0, 0))
 def(56, 'clone', (ctx, flags, stack, ptid, ctid) => forkTask(ctx, flags, stack, ptid, ctid))
@@ -750,10 +792,10 @@ def(230, 'clock_nanosleep', (ctx, _clock, flags, req) => {
   return sleepUntil(ctx, 230, (flags & 1) !== 0 ? Math.max(0, ns - ctx.kernel.machine.cycles(0)) : ns)
 })
 
-function sendSignal(ctx: SyscallContext, target: Task, sig: number): number {
+function sendSignal(ctx: SyscallContext, target: Task, sig: number, code = 0): number {
+  if (sig < 0 || sig > NSIG) return -EINVAL
   if (sig === 0) return 0
-  if (sig < 1 || sig > NSIG) return -EINVAL
-  ctx.kernel.sendSignal(ctx.cpu, target, { signo: sig, code: 0, pid: ctx.task.tgid })
+  ctx.kernel.sendSignal(ctx.cpu, target, { signo: sig, code, pid: ctx.task.tgid })
   return 0
 }
 def(62, 'kill', (ctx, pid, sig) => {
@@ -762,9 +804,9 @@ def(62, 'kill', (ctx, pid, sig) => {
 })
 def(200, 'tkill', (ctx, tid, sig) => {
   const t = ctx.kernel.tasks.get(tid)
-  return t && t.state !== 'zombie' ? sendSignal(ctx, t, sig) : -ESRCH
+  return t && t.state !== 'zombie' ? sendSignal(ctx, t, sig, -6) : -ESRCH // SI_TKILL
 })
 def(234, 'tgkill', (ctx, tgid, tid, sig) => {
   const t = ctx.kernel.tasks.get(tid)
-  return t && t.tgid === tgid && t.state !== 'zombie' ? sendSignal(ctx, t, sig) : -ESRCH
+  return t && t.tgid === tgid && t.state !== 'zombie' ? sendSignal(ctx, t, sig, -6) : -ESRCH
 })

@@ -44,6 +44,10 @@ export class Task {
   blocked = 0n
   /** Pending signals with their info, in arrival order per signal. */
   readonly pending = new Map<number, SigInfo>()
+  /** sigaltstack: the alternate signal stack (size 0: none). */
+  altStack = { sp: 0, size: 0 }
+  /** The mask rt_sigsuspend replaced, restored when its handler returns. */
+  savedSigmask: bigint | null = null
   /** Its parked syscall was cut short by a signal (restart or EINTR, by SA_RESTART). */
   interrupted = false
   /** Per-syscall state kept across a restart (a sleep's deadline, a futex wake-up). */

@@ -19,10 +19,7 @@ const cases: Case[] = JSON.parse(readFileSync(new URL('cases.json', dir), 'utf8'
 const expected = (name: string, ext: string) => readFileSync(new URL(`expected/${name}.${ext}`, dir), 'utf8')
 
 /** Cases that need what is not there yet, with the reason (each one is an open item in the notes). */
-const PENDING: Record<string, string> = {
-  threads: 'needs FUTEX_REQUEUE and shared futex wake on thread exit (pthread_join)',
-  signals: 'needs rt_sigsuspend, sigaltstack and pause',
-}
+const PENDING: Record<string, string> = {}
 
 describe('fixture programs under the kernel match their native runs', () => {
   for (const c of cases) {
