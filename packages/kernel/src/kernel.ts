@@ -824,6 +824,21 @@ export class Kernel {
     return nr
   }
 
+  private randomState = 0x9e3779b9
+  /** The kernel's deterministic random stream (getrandom, AT_RANDOM-like uses): xorshift32 from a fixed seed. */
+  randomBytes(n: number): Uint8Array {
+    const out = new Uint8Array(n)
+    let x = this.randomState
+    for (let i = 0; i < n; i++) {
+      x ^= x << 13
+      x ^= x >>> 17
+      x ^= x << 5
+      out[i] = x & 0xff
+    }
+    this.randomState = x
+    return out
+  }
+
   allocPid(): number {
     return this.nextPid++
   }

@@ -2,7 +2,7 @@
 // and futex wait/wake. Called from the hypercalls the guest's do_fork,
 // do_execve and do_exit make, and from the host syscall table.
 
-import { ECHILD, EINVAL, ENOENT, ESRCH } from './errno.js'
+import { ECHILD, ENOENT, ESRCH } from './errno.js'
 import { loadExecutable } from './exec-loader.js'
 import type { SyscallContext, SyscallResult } from './syscalls.js'
 import { Task } from './task.js'

@@ -746,16 +746,9 @@ def(96, 'gettimeofday', (ctx, tv) => {
   return 0
 })
 
-let randomState = 0x9e3779b9
-/** getrandom with a fixed seed: runs are reproducible. */
-def(318, 'getrandom', ({ task }, buf, len) => {
-  const out = new Uint8Array(len)
-  for (let i = 0; i < len; i++) {
-    randomState ^= randomState << 13
-    randomState ^= randomState >>> 17
-    randomState ^= randomState << 5
-    out[i] = randomState & 0xff
-  }
+/** getrandom with a fixed seed per kernel: runs are reproducible. */
+def(318, 'getrandom', ({ kernel, task }, buf, len) => {
+  const out = kernel.randomBytes(len)
   copyToUser(task.mm, buf, out)
   return len
 })

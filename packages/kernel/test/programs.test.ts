@@ -3,7 +3,11 @@
 // status are compared with fixtures/expected, recorded from native runs
 // (fixtures/check-native.sh re-checks those natively on this host).
 
-import { readFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { runGuest } from './support/run.js'
 
@@ -20,6 +24,34 @@ const expected = (name: string, ext: string) => readFileSync(new URL(`expected/$
 
 /** Cases that need what is not there yet, with the reason (each one is an open item in the notes). */
 const PENDING: Record<string, string> = {}
+
+const onHost = process.platform === 'linux' && process.arch === 'x64'
+
+describe('fixture programs natively (the oracle; x86-64 Linux hosts only)', () => {
+  for (const c of cases) {
+    it.runIf(onHost)(c.name, () => {
+      // As fixtures/check-native.sh runs them: their own env only, stdin from /dev/null, a fresh cwd.
+      const cwd = mkdtempSync(join(tmpdir(), 'probekit-native-'))
+      const work = mkdtempSync(join(tmpdir(), 'probekit-tmp-'))
+      try {
+        const program = fileURLToPath(new URL(c.program, dir))
+        const r = spawnSync(
+          program,
+          c.args.map((a) => a.replace('{tmpdir}', work)),
+          { cwd, env: c.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+        )
+        expect({ stdout: r.stdout, stderr: r.stderr, status: r.status }).toEqual({
+          stdout: expected(c.name, 'stdout'),
+          stderr: expected(c.name, 'stderr'),
+          status: Number(expected(c.name, 'status').trim()),
+        })
+      } finally {
+        rmSync(cwd, { recursive: true, force: true })
+        rmSync(work, { recursive: true, force: true })
+      }
+    })
+  }
+})
 
 describe('fixture programs under the kernel match their native runs', () => {
   for (const c of cases) {
