@@ -5,6 +5,8 @@
 import { type Cpu, cpuid } from '@probekit/x86-emu'
 import { ElfError, type ElfFile, ET_DYN, ET_EXEC, PF_W, PF_X, PT_INTERP, PT_LOAD, parseElf } from './elf.js'
 import { type Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageDown, pageUp } from './mm.js'
+import type { PageCache } from './page-cache.js'
+import type { RegularFile } from './vfs.js'
 
 export const STACK_TOP = 0x7ffffffff000
 export const STACK_SIZE = 8 * 1024 * 1024
@@ -60,7 +62,14 @@ export interface ExecArgs {
 }
 
 /** AT_HWCAP is CPUID leaf 1 EDX, as on Linux/x86. */
-export function loadExecutable(mm: Mm, bytes: Uint8Array, args: ExecArgs, cpu: Cpu): LoadedProgram {
+export function loadExecutable(
+  mm: Mm,
+  bytes: Uint8Array,
+  args: ExecArgs,
+  cpu: Cpu,
+  /** When given, read-only segments map the file's page-cache frames (shared text). */
+  cache?: { pageCache: PageCache; file: RegularFile },
+): LoadedProgram {
   const elf = checkExecutable(bytes)
   const bias = elf.type === ET_DYN ? PIE_BASE : 0
   let brk = 0
@@ -72,7 +81,15 @@ export function loadExecutable(mm: Mm, bytes: Uint8Array, args: ExecArgs, cpu: C
     const end = pageUp(ph.vaddr + bias + ph.memsz)
     const prot = PROT_READ | (ph.flags & PF_W ? PROT_WRITE : 0) | (ph.flags & PF_X ? PROT_EXEC : 0)
     mm.addVma({ start, end, prot, kind: 'file', name: args.filename, shared: false })
-    mm.write(ph.vaddr + bias, bytes.subarray(ph.offset, ph.offset + ph.filesz))
+    const pageAligned = (ph.vaddr - ph.offset) % PAGE === 0
+    if (cache && (ph.flags & PF_W) === 0 && pageAligned && ph.memsz === ph.filesz) {
+      // Shared text: map the page-cache frames read-only (copy-on-write if ever written).
+      for (let va = start; va < end; va += PAGE) {
+        const frame = cache.pageCache.frame(cache.file, (ph.offset + (va - (ph.vaddr + bias))) / PAGE)
+        mm.frames.get(frame)
+        mm.space.map(va, frame, { user: true, writable: false, nx: (ph.flags & PF_X) === 0 })
+      }
+    } else mm.write(ph.vaddr + bias, bytes.subarray(ph.offset, ph.offset + ph.filesz))
     brk = Math.max(brk, end)
     if (ehPhoff >= ph.offset && ehPhoff < ph.offset + ph.filesz)
       phdrAddr = ph.vaddr + bias + (ehPhoff - ph.offset)

@@ -53,6 +53,7 @@ import { loadExecutable } from './exec-loader.js'
 import { FdTable, O_RDWR, OpenFile } from './files.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
 import { Mm } from './mm.js'
+import { PageCache } from './page-cache.js'
 import { Printk } from './printk.js'
 import { execTask, forkTask } from './process.js'
 import { KernelServices } from './services.js'
@@ -114,6 +115,8 @@ export class Kernel {
   readonly vfs = new Vfs()
   readonly printk = new Printk()
   readonly tasks = new Map<number, Task>()
+  /** Shared file pages (executables' text). */
+  readonly pageCache: PageCache
   /** text_poke, stop_machine, synchronize_rcu, delayed work. */
   readonly services = new KernelServices(this)
   jiffies = 0
@@ -140,6 +143,7 @@ export class Kernel {
       timer: { period: options.tickCycles ?? 100_000, vector: TIMER_VECTOR },
     })
     this.image = loadGuestImage(this.machine, options.image)
+    this.pageCache = new PageCache(this.machine.memory, this.machine.frames)
     this.stdout = options.stdout ?? (() => {})
     this.stderr = options.stderr ?? (() => {})
     this.stdinData = options.stdin ?? new Uint8Array(0)
@@ -268,7 +272,10 @@ export class Kernel {
     const pid = this.nextPid++
     const task = new Task(pid, pid, null, basename(path), mm, files)
     task.cwd = this.vfs.root
-    const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, this.machine.cpus[0])
+    const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, this.machine.cpus[0], {
+      pageCache: this.pageCache,
+      file: node,
+    })
     task.setReg('ip', prog.entry)
     task.setReg('sp', prog.sp)
     task.setReg('cs', 0x33)

@@ -87,7 +87,10 @@ export function execTask(ctx: SyscallContext, path: string): number {
   const envp = readStringArray(ctx, frame.get('dx'))
   const oldMm = task.mm
   const mm = kernel.newMm()
-  const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, cpu)
+  const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, cpu, {
+    pageCache: kernel.pageCache,
+    file: node,
+  })
   task.mm = mm
   oldMm.release()
   cpu.setCr3(mm.space.root)

@@ -68,3 +68,32 @@ describe('kernel', () => {
     expect(exit?.status).toBe(133)
   })
 })
+
+describe('page cache', () => {
+  it('processes running the same file share its text frames; a private write copies for the writer only', () => {
+    const k = new Kernel({ image: guestImage(), memorySize: 64 * 1024 * 1024 })
+    k.vfs.writeFile('/bin/hello', fixture('hello'))
+    k.boot()
+    const a = k.spawn('/bin/hello', ['hello'])
+    const b = k.spawn('/bin/hello', ['hello'])
+    const entry = a.getReg('ip')
+    const page = Math.floor(entry / 4096) * 4096
+    const fa = a.mm.space.lookup(page)!
+    const fb = b.mm.space.lookup(page)!
+    expect(fa.frame).toBe(fb.frame)
+    expect(fa.flags.writable).toBe(false)
+    // A private write (what a debugger or uprobes does): copy-on-write in a only.
+    expect(a.mm.handleFault(entry, true, false)).toBe(false) // text is not writable...
+    a.mm.protect(page, page + 4096, 7) // ...until mprotect(PROT_READ|PROT_WRITE|PROT_EXEC)
+    expect(a.mm.handleFault(entry, true, false)).toBe(true)
+    const copy = a.mm.space.lookup(page)!.frame
+    expect(copy).not.toBe(fb.frame)
+    expect(b.mm.space.lookup(page)!.frame).toBe(fb.frame)
+    expect(k.machine.memory.readBytes(copy * 4096, 4096)).toEqual(
+      k.machine.memory.readBytes(fb.frame * 4096, 4096),
+    )
+    // Both still run correctly.
+    const { exit } = k.run(50_000_000)
+    expect(exit?.status).toBe(0)
+  })
+})
