@@ -66,8 +66,13 @@ import {
   SIG_DFL,
   SIG_IGN,
   SIGCHLD,
+  SIGCONT,
   SIGKILL,
   SIGSEGV,
+  SIGSTOP,
+  SIGTSTP,
+  SIGTTIN,
+  SIGTTOU,
   type SigInfo,
   sanitizeMask,
   setupRtFrame,
@@ -90,6 +95,8 @@ export interface KernelOptions {
   quantum?: number
   stdout?: (data: Uint8Array) => void
   stderr?: (data: Uint8Array) => void
+  /** The console is a terminal (TCGETS succeeds, so libc line-buffers it); default false, as when piped. */
+  consoleIsTty?: boolean
   /** Bytes for stdin (EOF after them), or a function producing them on the first read. */
   stdin?: Uint8Array | (() => Uint8Array)
 }
@@ -235,7 +242,7 @@ export class Kernel {
         this.stdout(data)
         return data.length
       },
-      false,
+      () => this.options.consoleIsTty ?? false,
     )
     const err = new CharDevice(
       () => new Uint8Array(0),
@@ -554,6 +561,10 @@ export class Kernel {
     const sig = info.signo
     const action = target.sighand.actions[sig]
     const def = defaultAction(sig)
+    if (sig === SIGCONT) {
+      this.continueGroup(target)
+      for (const s of [SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU]) target.pending.delete(s)
+    } else if (defaultAction(sig) === 'stop') target.pending.delete(SIGCONT)
     const blocked = (target.blocked & bit(sig)) !== 0n
     // An ignored signal is dropped at once, unless it is blocked (a handler may be installed before it is unblocked).
     if (
@@ -594,7 +605,11 @@ export class Kernel {
       if (action.handler === SIG_IGN) continue
       if (action.handler === SIG_DFL) {
         const def = defaultAction(sig)
-        if (def === 'ign' || def === 'cont' || def === 'stop') continue
+        if (def === 'ign' || def === 'cont') continue
+        if (def === 'stop') {
+          this.stopGroup(c, task, sig)
+          return
+        }
         this.killTask(c, task, sig)
         return
       }
@@ -624,6 +639,38 @@ export class Kernel {
       if ((action.flags & SA_RESETHAND) !== 0) Object.assign(action, { handler: SIG_DFL, flags: 0 })
       return
     }
+  }
+
+  /** Job control: a stop signal's default action stops every thread of the group; the parent hears SIGCHLD (CLD_STOPPED). */
+  stopGroup(c: Cpu, task: Task, sig: number): void {
+    for (const t of this.tasks.values()) {
+      if (t.tgid !== task.tgid || t.state === 'zombie') continue
+      if (t.state === 'running' && t.cpu !== c.id) {
+        t.pendingKill = 0
+        this.machine.interrupt(t.cpu, TIMER_VECTOR)
+      }
+      t.stopSignal = sig
+      t.state = 'stopped'
+    }
+    const leader = this.tasks.get(task.tgid) ?? task
+    leader.stopReported = false
+    this.setNeedResched(c)
+    const parent = leader.parent
+    if (parent && (parent.sighand.actions[SIGCHLD].flags & 1) === 0) {
+      this.sendSignal(c, parent, { signo: SIGCHLD, code: 5, pid: leader.pid }) // CLD_STOPPED
+    }
+  }
+
+  /** SIGCONT: a stopped group runs again. */
+  continueGroup(task: Task): void {
+    let any = false
+    for (const t of this.tasks.values()) {
+      if (t.tgid === task.tgid && t.state === 'stopped') {
+        t.state = t.waitCondition ? 'parked' : 'runnable'
+        any = true
+      }
+    }
+    if (any) (this.tasks.get(task.tgid) ?? task).continueReported = false
   }
 
   /** A fatal signal (default action): the whole thread group ends with it. */

@@ -18,7 +18,7 @@ import {
 } from './files.js'
 import type { Kernel, PtRegsFrame } from './kernel.js'
 import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
-import { forkTask, futex, wait4 } from './process.js'
+import { forkTask, futex, wait4, waitid } from './process.js'
 import { bit, NSIG, restoreRtFrame, SIGKILL, SIGSEGV, SIGSTOP, sanitizeMask } from './signals.js'
 import type { Task } from './task.js'
 import {
@@ -175,10 +175,30 @@ def(20, 'writev', (ctx, fd, iov, cnt) => {
   return f.write(all)
 })
 
-def(16, 'ioctl', ({ task }, fd, request) => {
+const TCGETS = 0x5401
+const TIOCGWINSZ = 0x5413
+def(16, 'ioctl', ({ task }, fd, request, arg) => {
   const f = fileOf(task, fd)
   if (typeof f === 'number') return f
-  return f.inode.ioctl ? f.inode.ioctl(request) : -ENOTTY
+  const r = f.inode.ioctl ? f.inode.ioctl(request) : -ENOTTY
+  if (r !== 0) return r
+  if (request === TCGETS) {
+    // A cooked terminal: ICRNL IXON / OPOST ONLCR / B38400 CS8 CREAD / ISIG ICANON ECHO ECHOE ECHOK IEXTEN.
+    const t = new Uint8Array(60)
+    const v = new DataView(t.buffer)
+    v.setUint32(0, 0o2400, true)
+    v.setUint32(4, 0o5, true)
+    v.setUint32(8, 0o277, true)
+    v.setUint32(12, 0o105073, true)
+    t.set([3, 28, 127, 21, 4, 0, 1, 0, 17, 19, 26, 0, 18, 15, 23, 22, 0], 17)
+    copyToUser(task.mm, arg, t)
+  } else if (request === TIOCGWINSZ) {
+    const w = new Uint8Array(8)
+    new DataView(w.buffer).setUint16(0, 24, true)
+    new DataView(w.buffer).setUint16(2, 80, true)
+    copyToUser(task.mm, arg, w)
+  }
+  return 0
 })
 
 /** The directory a *at() call starts from: the cwd for AT_FDCWD (or an absolute path), else an open directory. */
@@ -554,6 +574,42 @@ def(10, 'mprotect', ({ task, cpu }, addr, len, prot) => {
   return 0
 })
 def(28, 'madvise', () => 0)
+def(25, 'mremap', ({ task, cpu }, oldAddr, oldSize, newSize, flags, newAddr) => {
+  const MAYMOVE = 1
+  const FIXED = 2
+  const mm = task.mm
+  if (oldAddr % PAGE !== 0 || newSize === 0) return -EINVAL
+  const oldLen = pageUp(oldSize)
+  const newLen = pageUp(newSize)
+  const vma = mm.findVma(oldAddr)
+  if (!vma || oldAddr + oldLen > vma.end) return -14 // EFAULT
+  if ((flags & FIXED) === 0) {
+    if (newLen <= oldLen) {
+      mm.unmapRange(oldAddr + newLen, oldAddr + oldLen)
+      cpu.flushTlb()
+      return oldAddr
+    }
+    const free = !mm.vmas.some((v) => v !== vma && v.start < oldAddr + newLen && v.end > oldAddr + oldLen)
+    if (free && oldAddr + oldLen === vma.end) {
+      vma.end = oldAddr + newLen
+      return oldAddr
+    }
+    if ((flags & MAYMOVE) === 0) return -12 // ENOMEM
+  }
+  // Move: the pages themselves go to the new place (no copy).
+  const dest = (flags & FIXED) !== 0 ? newAddr : mm.findFree(newLen)
+  mm.unmapRange(dest, dest + newLen)
+  mm.addVma({ ...vma, start: dest, end: dest + newLen })
+  for (let off = 0; off < Math.min(oldLen, newLen); off += PAGE) {
+    const m = mm.space.lookup(oldAddr + off)
+    if (!m) continue
+    mm.space.unmap(oldAddr + off)
+    mm.space.map(dest + off, m.frame, m.flags)
+  }
+  mm.unmapRange(oldAddr, oldAddr + oldLen)
+  cpu.flushTlb()
+  return dest
+})
 
 // ---------------------------------------------------------------- process state
 
@@ -755,7 +811,8 @@ def(318, 'getrandom', ({ kernel, task }, buf, len) => {
 
 // ---------------------------------------------------------------- processes
 
-def(61, 'wait4', (ctx, pid, status, options) => wait4(ctx, pid, status, options))
+def(61, 'wait4', (ctx, pid, status, options) => wait4(ctx, pid | 0, status, options))
+def(247, 'waitid', (ctx, idtype, id, infop, options) => waitid(ctx, idtype, id | 0, infop, options))
 def(202, 'futex', (ctx, uaddr, op, val, val2, uaddr2, val3) =>
   futex(ctx, uaddr, op, val, val2, uaddr2, val3 | 0),
 )

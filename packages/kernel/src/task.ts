@@ -8,7 +8,7 @@ import type { Mm } from './mm.js'
 import { type SigInfo, SignalHandlers } from './signals.js'
 import type { Directory } from './vfs.js'
 
-export type TaskState = 'runnable' | 'running' | 'parked' | 'zombie' | 'idle'
+export type TaskState = 'runnable' | 'running' | 'parked' | 'stopped' | 'zombie' | 'idle'
 
 export class Task {
   /** The saved pt_regs frame (user context while off-CPU). */
@@ -46,6 +46,10 @@ export class Task {
   readonly pending = new Map<number, SigInfo>()
   /** sigaltstack: the alternate signal stack (size 0: none). */
   altStack = { sp: 0, size: 0 }
+  /** The signal that stopped it (job control), and whether wait has reported the stop / the continue. */
+  stopSignal = 0
+  stopReported = true
+  continueReported = true
   /** The mask rt_sigsuspend replaced, restored when its handler returns. */
   savedSigmask: bigint | null = null
   /** Its parked syscall was cut short by a signal (restart or EINTR, by SA_RESTART). */

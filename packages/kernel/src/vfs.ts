@@ -139,7 +139,7 @@ export class CharDevice implements Inode {
   constructor(
     private readonly onRead: (count: number) => Uint8Array | WouldBlock,
     private readonly onWrite: (data: Uint8Array) => number,
-    private readonly tty = false,
+    private readonly tty: boolean | (() => boolean) = false,
   ) {}
   size(): number {
     return 0
@@ -152,7 +152,8 @@ export class CharDevice implements Inode {
   }
   /** TCGETS succeeds on a terminal (so libc line-buffers it); ENOTTY elsewhere. */
   ioctl(request: number): number {
-    if (request === 0x5401 || request === 0x5413) return this.tty ? 0 : -25
+    const tty = typeof this.tty === 'function' ? this.tty() : this.tty
+    if (request === 0x5401 || request === 0x5413) return tty ? 0 : -25
     return -25
   }
 }

@@ -84,3 +84,102 @@ describe('system calls through the guest kernel', () => {
     expect(run('/mnt/host/../../etc/passwd').status).toBe(2)
   })
 })
+
+describe('more system calls', () => {
+  it('mremap grows an anonymous mapping and keeps its contents', () => {
+    const prog = tinyElf([
+      0xbf,
+      0,
+      0,
+      0,
+      0, // mov edi, 0
+      0xbe,
+      0,
+      0x10,
+      0,
+      0, // mov esi, 4096
+      0xba,
+      3,
+      0,
+      0,
+      0, // mov edx, PROT_READ|PROT_WRITE
+      0x41,
+      0xba,
+      0x22,
+      0,
+      0,
+      0, // mov r10d, MAP_PRIVATE|MAP_ANONYMOUS
+      0x49,
+      0xc7,
+      0xc0,
+      0xff,
+      0xff,
+      0xff,
+      0xff, // mov r8, -1
+      0x45,
+      0x31,
+      0xc9, // xor r9d, r9d
+      ...syscall(9), // mmap
+      0xc6,
+      0x00,
+      0x2a, // mov byte [rax], 42
+      0x48,
+      0x89,
+      0xc7, // mov rdi, rax
+      0xbe,
+      0,
+      0x10,
+      0,
+      0, // mov esi, 4096
+      0xba,
+      0,
+      0x30,
+      0,
+      0, // mov edx, 3 pages
+      0x41,
+      0xba,
+      1,
+      0,
+      0,
+      0, // mov r10d, MREMAP_MAYMOVE
+      ...syscall(25), // mremap
+      0xc6,
+      0x80,
+      0xff,
+      0x2f,
+      0,
+      0,
+      7, // mov byte [rax+0x2fff], 7: the new last page is usable
+      0x0f,
+      0xb6,
+      0x38, // movzx edi, byte [rax]
+      ...syscall(231),
+    ])
+    expect(runGuest(prog, ['mremap']).status).toBe(42)
+  })
+
+  it.each([
+    [true, 0],
+    [false, 256 - 25],
+  ])('ioctl(TCGETS) on the console: tty %s gives %i', (tty, status) => {
+    const prog = tinyElf([
+      ...movEdi(1),
+      0xbe,
+      0x01,
+      0x54,
+      0,
+      0, // mov esi, TCGETS
+      0x48,
+      0x8d,
+      0x54,
+      0x24,
+      0xc0, // lea rdx, [rsp-64]
+      ...syscall(16),
+      0x89,
+      0xc7, // mov edi, eax
+      ...syscall(231),
+    ])
+    const r = runGuest(prog, ['tty'], { setup: (k) => Object.assign(k.options, { consoleIsTty: tty }) })
+    expect(r.status).toBe(status)
+  })
+})

@@ -55,6 +55,8 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     stdout: (d) => writeAll(1, d),
     stderr: (d) => writeAll(2, d),
     // Read the host's stdin only if the program reads its own.
+    // Like the host: a terminal when probekit's own stdout is one (then libc line-buffers).
+    consoleIsTty: process.stdout.isTTY === true,
     stdin: () => {
       try {
         return new Uint8Array(readFileSync(0))
