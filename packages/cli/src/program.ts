@@ -4,6 +4,7 @@
 import { Command, CommanderError } from 'commander'
 import { CliError } from './cli-error.js'
 import { decodeCommand } from './commands/decode.js'
+import { demoCommand } from './commands/demo.js'
 import { runCommand } from './commands/run.js'
 import type { CliIo } from './io.js'
 import { packageVersion } from './version.js'
@@ -42,6 +43,13 @@ function createProgram(io: CliIo): Command {
     .option('-a, --address <address>', 'address of the first byte (hex or decimal)', '0')
     .addHelpText('after', '\nExample:\n  probekit decode --address 0xffffffff81000000 55 4889e5 cc c3')
     .action((hex: string[], options: { address: string }) => decodeCommand(hex, options, io))
+
+  program
+    .command('demo')
+    .description('show what probekit does today, on the bundled programs')
+    .action(() => {
+      exitCode = demoCommand(io)
+    })
 
   program
     .command('run')

@@ -38,3 +38,18 @@ describe('probekit run', () => {
     expect(r.stdout).toBe(readFileSync(new URL('expected/proctree.stdout', fixtures), 'utf8'))
   })
 })
+
+describe('probekit demo', () => {
+  it('boots the kernel, shows do_fork and runs the bundled programs', () => {
+    const r = spawnSync(process.execPath, [bin, 'demo'], {
+      encoding: 'utf8',
+      env: { ...process.env, NO_COLOR: '1' },
+      timeout: 120_000,
+    })
+    expect(r.status).toBe(0)
+    expect(r.stdout).toMatch(/Linux version/)
+    expect(r.stdout).toMatch(/T do_fork \(do_fork\+0x0\/0x[0-9a-f]+\)/)
+    expect(r.stdout).toContain(readFileSync(new URL('expected/myprog.stdout', fixtures), 'utf8').trimEnd())
+    expect(r.stdout).toContain(readFileSync(new URL('expected/proctree.stdout', fixtures), 'utf8').trimEnd())
+  })
+})
