@@ -1,6 +1,7 @@
 #!/bin/sh
 # Rebuild every native artefact of @probekit/x86-emu:
 #   regs-oracle                 the register oracle (static glibc)
+#   sse-oracle                  the same with XMM registers and MXCSR (static glibc)
 #   workloads/<name>-bare       freestanding ELF for the emulator (vmcall ABI)
 #   workloads/<name>-native     the same source as a normal static program
 #   workloads/expected/<name>.stdout, .status   what the native build prints and
@@ -29,10 +30,11 @@ LINK="-static -Wl,--build-id=none -Wl,-z,noexecstack"
 
 # The oracle.
 $CC $BASE -frandom-seed=regs-oracle -o "$OUT/regs-oracle" regs-oracle.c $LINK -s
+$CC $BASE -frandom-seed=sse-oracle -o "$OUT/sse-oracle" sse-oracle.c $LINK -s
 
 # Workloads: the code generation flags are the same for both builds; only the
-# platform layer differs. -mgeneral-regs-only keeps SSE out (the emulator has
-# no SSE yet); -fno-tree-loop-distribute-patterns keeps gcc from turning the
+# platform layer differs. -mgeneral-regs-only keeps SSE out (these measure and
+# test the integer core); -fno-tree-loop-distribute-patterns keeps gcc from turning the
 # bare build's byte loops in memcpy/memset into calls to themselves.
 WFLAGS="-mgeneral-regs-only -fno-tree-loop-distribute-patterns"
 BARE="-ffreestanding -nostdlib -DPLATFORM_BARE -Wl,-Ttext-segment=0x400000 -Wl,-z,norelro"

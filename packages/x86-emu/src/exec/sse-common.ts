@@ -98,7 +98,7 @@ export function load128(insn: Instruction, aligned: boolean): Load {
   return (c) => read128(c, ea(c), SRC)
 }
 
-/** The low 64 bits of the r/m operand (xmm register or m64) into source lanes 4-5 (6-7 zeroed for memory). */
+/** The low 64 bits of the r/m operand (xmm register or m64) into source lanes 4-5. */
 export function load64(insn: Instruction): Load {
   if (insn.mod === 3) {
     const s = insn.rm * 4
@@ -129,7 +129,7 @@ export function load32(insn: Instruction): Load {
   }
 }
 
-/** Copy XMM register `n` into the destination slot. */
+/** Copy the XMM register whose lanes start at `d` (4 * register number) into the destination slot. */
 export function loadDst(c: Cpu, d: number): void {
   const x = c.xmm
   I32[0] = x[d]

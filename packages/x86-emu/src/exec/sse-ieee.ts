@@ -29,25 +29,20 @@
 //   UE  the result is tiny (below the smallest normal after rounding) and inexact;
 //       with FTZ any tiny result is flushed to a signed zero and UE, PE are set.
 //   PE  the result is inexact.
-// Known approximations: with a directed rounding mode, OE is reported when the
-// round-to-nearest result overflows (differs only for exact results within
-// half an ulp above the largest finite value); tininess is judged on the
-// result rounded to the destination format (subnormal precision), which
-// differs from "after rounding with unbounded exponent" only for exact
-// results that round up to exactly the smallest normal.
+// Overflow and tininess are judged after rounding (with an unbounded
+// exponent), in the current rounding mode, as x86 does.
 
 import { F32, F64, I32 } from './sse-common.js'
 
 // MXCSR bits.
-export const IE = 0x01
-export const DE = 0x02
-export const ZE = 0x04
-export const OE = 0x08
-export const UE = 0x10
-export const PE = 0x20
-export const DAZ = 0x40
-export const FTZ = 0x8000
-export const MXCSR_FLAGS = 0x3f
+const IE = 0x01
+const DE = 0x02
+const ZE = 0x04
+const OE = 0x08
+const UE = 0x10
+const PE = 0x20
+const DAZ = 0x40
+const FTZ = 0x8000
 
 // Operations.
 export const ADD = 0
@@ -59,14 +54,14 @@ export const MIN = 5
 export const MAX = 6
 
 // Rounding control (MXCSR bits 13-14).
-export const RN = 0
-export const RD = 1
-export const RU = 2
-export const RZ = 3
+const RN = 0
+const RD = 1
+const RU = 2
+const RZ = 3
 
 // ---------------------------------------------------------------- per-instruction state
 
-/** Flags raised by the instruction in progress (ORed into MXCSR by fpEnd). */
+/** Flags raised by the instruction in progress (see fpFlags). */
 let fx = 0
 /** Rounding control, DAZ and FTZ of the instruction in progress. */
 let rc = RN
@@ -81,21 +76,9 @@ export function fpBegin(mxcsr: number): void {
   ftz = (mxcsr & FTZ) !== 0
 }
 
-/** The flags the instruction raised. */
+/** The flags the instruction raised (the caller ORs them into MXCSR). */
 export function fpFlags(): number {
   return fx
-}
-
-export function raise(flags: number): void {
-  fx |= flags
-}
-
-export function roundingControl(): number {
-  return rc
-}
-
-export function dazOn(): boolean {
-  return daz
 }
 
 // ---------------------------------------------------------------- bit helpers
@@ -113,12 +96,12 @@ const MIN_SUB_F = 2 ** -149
 
 /** The default NaN ("real indefinite"): single 0xffc00000, double 0xfff8000000000000. */
 export const INDEFINITE_F = 0xffc00000 | 0
-export const INDEFINITE_D_HI = 0xfff80000 | 0
+const INDEFINITE_D_HI = 0xfff80000 | 0
 
 export function isNaNF(b: number): boolean {
   return (b & 0x7f800000) === 0x7f800000 && (b & 0x7fffff) !== 0
 }
-export function isSNaNF(b: number): boolean {
+function isSNaNF(b: number): boolean {
   return isNaNF(b) && (b & 0x400000) === 0
 }
 export function isDenormalF(b: number): boolean {
@@ -127,7 +110,7 @@ export function isDenormalF(b: number): boolean {
 export function isNaND(lo: number, hi: number): boolean {
   return (hi & 0x7ff00000) === 0x7ff00000 && ((hi & 0xfffff) | lo) !== 0
 }
-export function isSNaND(lo: number, hi: number): boolean {
+function isSNaND(lo: number, hi: number): boolean {
   return isNaND(lo, hi) && (hi & 0x80000) === 0
 }
 export function isDenormalD(lo: number, hi: number): boolean {
@@ -135,7 +118,7 @@ export function isDenormalD(lo: number, hi: number): boolean {
 }
 
 /** The bits of a single (x must not be NaN). */
-export function bitsF(x: number): number {
+function bitsF(x: number): number {
   NF32[0] = x
   return NI[0]
 }
@@ -334,9 +317,11 @@ export function laneD(op: number, ai: number, bi: number, ri: number): void {
   const bN = isNaND(blo, bhi)
   if (aN || bN) {
     if (op === MIN || op === MAX) {
+      // The second operand as read (a denormal is a zero under DAZ).
       fx |= IE
-      I32[ri] = blo
-      I32[ri + 1] = bhi
+      const z = daz && isDenormalD(blo, bhi)
+      I32[ri] = z ? 0 : blo
+      I32[ri + 1] = z ? bhi & 0x80000000 : bhi
       return
     }
     if ((aN && (ahi & 0x80000) === 0) || (bN && (bhi & 0x80000) === 0)) fx |= IE
@@ -377,7 +362,7 @@ export function laneD(op: number, ai: number, bi: number, ri: number): void {
 
 function finishD(op: number, a: number, b: number, denormal: boolean, ri: number): void {
   let r = compute(op, a, b)
-  if (r !== r) {
+  if (Number.isNaN(r)) {
     fx |= IE
     I32[ri] = 0
     I32[ri + 1] = INDEFINITE_D_HI
@@ -390,33 +375,133 @@ function finishD(op: number, a: number, b: number, denormal: boolean, ri: number
     return
   }
   if (denormal) fx |= DE
-  if (!Number.isFinite(r)) {
-    if (Number.isFinite(a) && Number.isFinite(b)) {
-      fx |= OE | PE
-      F64[ri >> 1] = directed(r, r > 0 ? -1 : 1, false)
-    } else F64[ri >> 1] = r
-    return
-  }
   if (!Number.isFinite(a) || !Number.isFinite(b)) {
     F64[ri >> 1] = r
     return
   }
-  const e = errSignD(op, a, b, r)
-  r = e === 0 ? exactZeroSign(op, a, b, r) : directed(r, e, false)
-  F64[ri >> 1] = tinyD(r, e !== 0)
+  if (!Number.isFinite(r)) {
+    F64[ri >> 1] = overflow(r, false, exceedsD(op, a, b))
+    return
+  }
+  let e = errSignD(op, a, b, r)
+  if (e === 0) r = exactZeroSign(op, a, b, r)
+  else {
+    const rn = r
+    r = directed(r, e, false)
+    if (r !== rn) e = -e // the exact value is now on the other side
+  }
+  if (!Number.isFinite(r)) {
+    // Rounding away from zero past the largest finite value.
+    fx |= OE | PE
+    F64[ri >> 1] = r
+    return
+  }
+  edgeOp = op
+  edgeA = a
+  edgeB = b
+  F64[ri >> 1] = underflow(r, e, MIN_NORMAL_D, edgeD)
 }
 
-/** Underflow handling for a finite rounded binary64 result. */
-function tinyD(r: number, inexact: boolean): number {
-  if (inexact) fx |= PE
-  if (Math.abs(r) < MIN_NORMAL_D && (r !== 0 || inexact)) {
-    if (ftz) {
-      fx |= UE | PE
-      return r < 0 || Object.is(r, -0) ? -0 : 0
-    }
-    if (inexact) fx |= UE
+/**
+ * The masked overflow response for a round-to-nearest result r = ±Inf: the
+ * rounding control decides between the infinity and the largest finite
+ * value; OE is set when the result rounded with an unbounded exponent exceeds
+ * the largest finite value, which for the directions towards zero means an
+ * exact magnitude of at least 2^emax+1 (`exceeds`).
+ */
+function overflow(r: number, single: boolean, exceeds: boolean): number {
+  const pos = r > 0
+  fx |= PE
+  if (!(rc === RZ || (rc === RD && pos) || (rc === RU && !pos))) {
+    fx |= OE
+    return r
   }
+  if (exceeds) fx |= OE
+  const max = single ? MAX_F : MAX_D
+  return pos ? max : -max
+}
+
+/** |exact(a op b)| >= 2^1024, for finite operands whose round-to-nearest result overflowed. */
+function exceedsD(op: number, a: number, b: number): boolean {
+  if (rc === RN) return true
+  // Halve the exact result (exactly, via a normal operand) and compare with 2^1023.
+  const a2 = a / 2
+  const b2 = (op === ADD || op === SUB) && Math.abs(b) >= 2 ** -1020 ? b / 2 : b
+  const r2 = compute(op, a2, b2)
+  const m = Math.abs(r2)
+  if (m !== 2 ** 1023) return m > 2 ** 1023
+  const e = errSignD(op, a2, b2, r2)
+  return r2 > 0 ? e >= 0 : e <= 0
+}
+
+/** |exact(a op b)| >= 2^128 for single operands, given rd = the round-to-nearest double result. */
+function exceedsF(op: number, a: number, b: number, rd: number): boolean {
+  const m = Math.abs(rd)
+  if (m !== 2 ** 128) return m > 2 ** 128
+  const e = errSignD(op, a, b, rd)
+  return rd > 0 ? e >= 0 : e <= 0
+}
+
+/**
+ * Underflow handling for a finite rounded result r (e: sign of exact - r).
+ * Tininess is judged after rounding, as x86 does: the exact result rounded
+ * to the destination precision with an unbounded exponent is below the
+ * smallest normal. That differs from |r| < smallest normal only when r is
+ * exactly the smallest normal and the exact value lies below it (`edge`
+ * decides then). Masked response: UE when tiny and inexact; with FTZ every
+ * tiny result becomes a signed zero with UE and PE.
+ */
+function underflow(r: number, e: number, minNormal: number, edge: () => boolean): number {
+  const inexact = e !== 0
+  if (inexact) fx |= PE
+  const m = Math.abs(r)
+  let tiny = m < minNormal && (r !== 0 || inexact)
+  if (!tiny && m === minNormal && (r > 0 ? e < 0 : e > 0)) tiny = edge()
+  if (!tiny) return r
+  if (ftz) {
+    fx |= UE | PE
+    return r < 0 || Object.is(r, -0) ? -0 : 0
+  }
+  if (inexact) fx |= UE
   return r
+}
+
+// The operands of the result being checked by the `edge` callbacks (saves closures).
+let edgeOp = 0
+let edgeA = 0
+let edgeB = 0
+let edgeRd = 0
+
+/** binary64 edge: redo the operation scaled by 2^100 (exactly) and round it there. */
+function edgeD(): boolean {
+  const S = 2 ** 100
+  let a = edgeA
+  let b = edgeB
+  if (edgeOp === MUL) {
+    if (Math.abs(a) <= 2 ** 900) a *= S
+    else b *= S
+  } else if (edgeOp === DIV) {
+    if (Math.abs(a) <= 2 ** 900) a *= S
+    else b /= S
+  } else return false // sums and square roots are never tiny and inexact
+  const r = compute(edgeOp, a, b)
+  return Math.abs(directed(r, errSignD(edgeOp, a, b, r), false)) < MIN_NORMAL_D * S
+}
+
+/**
+ * binary32 edge, from the round-to-nearest double result edgeRd of the exact
+ * value (edgeOp < 0: edgeRd is exact): the distance below 2^-126 decides
+ * against half an ulp (nearest) or one ulp (away from zero) of the binade below.
+ */
+function edgeF(): boolean {
+  const rd = edgeRd
+  const d = MIN_NORMAL_F - Math.abs(rd)
+  const t = rc === RN ? 2 ** -151 : 2 ** -150
+  if (d !== t) return rc === RN ? d > t : d >= t
+  const e = edgeOp < 0 ? 0 : errSignD(edgeOp, edgeA, edgeB, rd)
+  // The true distance is d + (|rd| - |exact|).
+  const below = rd > 0 ? e < 0 : e > 0
+  return rc === RN ? below : e === 0 || below
 }
 
 // ---------------------------------------------------------------- single precision
@@ -431,7 +516,7 @@ export function laneF(op: number, ai: number, bi: number, ri: number): void {
   if (aN || bN) {
     if (op === MIN || op === MAX) {
       fx |= IE
-      I32[ri] = bb
+      I32[ri] = daz && isDenormalF(bb) ? bb & 0x80000000 : bb
       return
     }
     if ((aN && (ab & 0x400000) === 0) || (bN && (bb & 0x400000) === 0)) fx |= IE
@@ -461,7 +546,7 @@ export function laneF(op: number, ai: number, bi: number, ri: number): void {
 
 function finishF(op: number, a: number, b: number, denormal: boolean, ri: number): void {
   const rd = compute(op, a, b)
-  if (rd !== rd) {
+  if (Number.isNaN(rd)) {
     fx |= IE
     I32[ri] = INDEFINITE_F
     return
@@ -478,25 +563,26 @@ function finishF(op: number, a: number, b: number, denormal: boolean, ri: number
     return
   }
   if (!Number.isFinite(r)) {
-    fx |= OE | PE
-    F32[ri] = directed(r, r > 0 ? -1 : 1, true)
+    F32[ri] = overflow(r, true, exceedsF(op, a, b, rd))
     return
   }
-  const e = rd !== r ? sign(rd - r) : errSignD(op, a, b, rd)
-  r = e === 0 ? exactZeroSign(op, a, b, r) : directed(r, e, true)
-  F32[ri] = tinyF(r, e !== 0)
-}
-
-function tinyF(r: number, inexact: boolean): number {
-  if (inexact) fx |= PE
-  if (Math.abs(r) < MIN_NORMAL_F && (r !== 0 || inexact)) {
-    if (ftz) {
-      fx |= UE | PE
-      return r < 0 || Object.is(r, -0) ? -0 : 0
-    }
-    if (inexact) fx |= UE
+  let e = rd !== r ? sign(rd - r) : errSignD(op, a, b, rd)
+  if (e === 0) r = exactZeroSign(op, a, b, r)
+  else {
+    const rn = r
+    r = directed(r, e, true)
+    if (r !== rn) e = -e
   }
-  return r
+  if (!Number.isFinite(r)) {
+    fx |= OE | PE
+    F32[ri] = r
+    return
+  }
+  edgeOp = op
+  edgeA = a
+  edgeB = b
+  edgeRd = rd
+  F32[ri] = underflow(r, e, MIN_NORMAL_F, edgeF)
 }
 
 // ---------------------------------------------------------------- compares
@@ -666,13 +752,21 @@ export function cvtD2F(si: number, ri: number): void {
     return
   }
   if (!Number.isFinite(r)) {
-    fx |= OE | PE
-    F32[ri] = directed(r, r > 0 ? -1 : 1, true)
+    F32[ri] = overflow(r, true, Math.abs(x) >= 2 ** 128)
     return
   }
-  const e = sign(x - r)
+  let e = sign(x - r)
+  const rn = r
   r = directed(r, e, true)
-  F32[ri] = tinyF(r, e !== 0)
+  if (r !== rn) e = -e
+  if (!Number.isFinite(r)) {
+    fx |= OE | PE
+    F32[ri] = r
+    return
+  }
+  edgeOp = -1
+  edgeRd = x
+  F32[ri] = underflow(r, e, MIN_NORMAL_F, edgeF)
 }
 
 // ---------------------------------------------------------------- integer <-> float
@@ -712,7 +806,7 @@ export let cvtHi = 0
  */
 export function floatToInt(x: number, wide: boolean, truncate: boolean, denormal: boolean): number {
   if (denormal && daz) x = 0
-  if (x !== x) return indefiniteInt(wide)
+  if (Number.isNaN(x)) return indefiniteInt(wide)
   const r = roundToInt(x, truncate)
   if (wide ? !(r >= -TWO_63 && r < TWO_63) : !(r >= -TWO_31 && r < TWO_31)) return indefiniteInt(wide)
   if (r !== x) fx |= PE

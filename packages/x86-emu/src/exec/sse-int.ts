@@ -12,7 +12,7 @@ import type { Op } from './op.js'
 import { binary128, I8, I16, I32, imm8, U8, U16, U32 } from './sse-common.js'
 
 function sat(v: number, lo: number, hi: number): number {
-  return v < lo ? lo : v > hi ? hi : v
+  return Math.max(lo, Math.min(v, hi))
 }
 
 /** High half of the last mulu32. */

@@ -11,7 +11,7 @@ import { binary128, I16, I32, imm8, U8, U16 } from './sse-common.js'
 type Compute = () => void
 
 function sat(v: number, lo: number, hi: number): number {
-  return v < lo ? lo : v > hi ? hi : v
+  return Math.max(lo, Math.min(v, hi))
 }
 
 /** Interleave the low (high) halves: elements of `bytes` bytes from destination and source alternately. */

@@ -9,9 +9,11 @@
 //   8 FIP (fxsave64: 8 bytes; fxsave: 4 + FCS 2 + 2 reserved)
 //  16 FDP (fxsave64: 8 bytes; fxsave: 4 + FDS 2 + 2 reserved)
 //  24 MXCSR  28 MXCSR_MASK  32 ST0-ST7 (16 bytes each: 10 used, 6 zero)
-// 160 XMM0-XMM15  416-511 reserved/available: neither written nor read.
-// fxsave probes the bytes it writes before writing any, fxrstor reads them
-// all before changing any state, so both fault precisely.
+// 160 XMM0-XMM15  416-511 reserved/available: not written, their contents ignored.
+// Both access the whole 512-byte operand, as the host does: fxsave checks
+// that all 512 bytes are writable before writing any (so an area whose tail
+// is unmapped faults even though bytes 416-511 are left alone), fxrstor
+// reads all of them before changing any state. Faults are precise.
 
 import type { Cpu } from '../cpu/cpu.js'
 import { x87State } from '../cpu/fpu-state.js'
@@ -21,8 +23,9 @@ import { compileEa } from './operands.js'
 import { checkAligned16, gp0 } from './sse-common.js'
 
 export const MXCSR_MASK = 0xffff
-/** Bytes of the fxsave area that fxsave writes and fxrstor reads. */
+/** Bytes of the fxsave area that fxsave writes and fxrstor uses (of the 512 accessed). */
 const FX_USED = 416
+const FX_SIZE = 512
 
 const image = new Uint8Array(512)
 const view = new DataView(image.buffer)
@@ -82,7 +85,7 @@ function fxsave(insn: Instruction): Op {
   const wide = insn.rexW
   return (c) => {
     const a = checkAligned16(ea(c))
-    c.probeWrite(a, FX_USED)
+    c.probeWrite(a, FX_SIZE)
     x87ToImage(c, wide)
     view.setInt32(24, c.mxcsr, true)
     view.setInt32(28, MXCSR_MASK, true)
@@ -97,7 +100,7 @@ function fxrstor(insn: Instruction): Op {
   const wide = insn.rexW
   return (c) => {
     const a = checkAligned16(ea(c))
-    for (let o = 0; o < FX_USED; o += 8) {
+    for (let o = 0; o < FX_SIZE; o += 8) {
       view.setInt32(o, c.read64(a + o), true)
       view.setInt32(o + 4, c.th, true)
     }

@@ -3,8 +3,9 @@
 // (the caller then tries its other families and finally raises #UD).
 //
 // Implemented: everything SSE and SSE2 define on XMM registers and MXCSR,
-// plus fxsave/fxrstor. Not implemented (need the MMX/x87 registers, or are
-// SSE3+ which CPUID does not report): the MMX forms of the integer
+// plus fxsave/fxrstor (CPUID leaf 1 EDX reports FXSR, SSE, SSE2 and nothing
+// newer). Not implemented (need the MMX/x87 registers, or are SSE3+ which
+// CPUID does not report): the MMX forms of the integer
 // instructions (no 66 prefix, e.g. 0F EF pxor mm, mm/m64), pshufw, pinsrw/
 // pextrw/pmovmskb/pavg*/pmin*/pmax*/psadbw/pmuludq/paddq/psubq on MMX
 // registers, maskmovq, movntq, movq2dq, movdq2q, cvtpi2ps, cvtps2pi,

@@ -25,6 +25,10 @@ export interface FlatCase {
   rflags: bigint
   /** 4096 bytes at FLAT_DATA_ADDRESS. */
   data: Uint8Array
+  /** XMM0-XMM15 as 256 bytes (little-endian, register n at 16n); zeros when absent. */
+  xmm?: Uint8Array
+  /** Initial MXCSR (default 0x1f80). */
+  mxcsr?: number
 }
 
 export interface FlatOutcome {
@@ -33,6 +37,9 @@ export interface FlatOutcome {
   data: Uint8Array
   rip: bigint
   fault: null | { vector: number; errorCode: number }
+  /** XMM0-XMM15 at the end, 256 bytes. */
+  xmm: Uint8Array
+  mxcsr: number
 }
 
 /** `jitThreshold` 0 runs the sequence through the block compiler, Infinity through the interpreter only. */
@@ -64,6 +71,8 @@ export function runFlat(
   cpu.ss = USER_SS
   for (let i = 0; i < 16; i++) cpu.setReg(i, c.gpr[i])
   cpu.rflags = Number(c.rflags) | IF
+  if (c.xmm) new Uint8Array(cpu.xmm.buffer, cpu.xmm.byteOffset, 256).set(c.xmm)
+  if (c.mxcsr !== undefined) cpu.mxcsr = c.mxcsr
   cpu.rip = CODE
   const end = CODE + c.code.length
 
@@ -86,5 +95,7 @@ export function runFlat(
     data: m.memory.readBytes(df * 4096, 4096),
     rip: BigInt.asUintN(64, BigInt(cpu.rip)),
     fault,
+    xmm: new Uint8Array(cpu.xmm.buffer, cpu.xmm.byteOffset, 256).slice(),
+    mxcsr: cpu.mxcsr >>> 0,
   }
 }
