@@ -143,7 +143,8 @@ describe('native/rebuild.sh', () => {
       for (const w of WORKLOADS)
         files.push(`workloads/expected/${w}.stdout`, `workloads/expected/${w}.status`)
       // The glibc programs also depend on libc.a.
-      if (libc === libc0) files.push('regs-oracle', 'sse-oracle', 'workloads/intmix-native', 'workloads/selfcheck-native')
+      if (libc === libc0)
+        files.push('regs-oracle', 'sse-oracle', 'workloads/intmix-native', 'workloads/selfcheck-native')
       const differ = files.filter(
         (f) => !readFileSync(join(out, f)).equals(readFileSync(join(NATIVE_DIR, f))),
       )
