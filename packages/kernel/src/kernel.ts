@@ -379,6 +379,9 @@ export class Kernel {
     const frame = this.frame(regs)
     frame.save(prev.regs)
     if (prev.state !== 'idle') {
+      // The FPU/SSE context goes with the task (switch_fpu_prepare / switch_fpu_finish).
+      prev.xmm.set(cpu.xmm)
+      prev.mxcsr = cpu.mxcsr
       prev.fsBase = cpu.fsBase
       prev.gsBase = cpu.kernelGsBase
       prev.lastRan = cpu.instructions
@@ -389,6 +392,8 @@ export class Kernel {
     if (next.state !== 'idle') {
       next.state = 'running'
       next.cpu = cpu.id
+      cpu.xmm.set(next.xmm)
+      cpu.mxcsr = next.mxcsr
       cpu.fsBase = next.fsBase
       cpu.kernelGsBase = next.gsBase
       cpu.setCr3(next.mm.space.root)
@@ -628,7 +633,7 @@ export class Kernel {
       const oldMask = task.savedSigmask ?? task.blocked
       task.savedSigmask = null
       if (
-        !setupRtFrame(task, frame, info, action, oldMask, info.trapno ?? 0, info.err ?? 0, info.addr ?? 0)
+        !setupRtFrame(task, frame, info, action, oldMask, info.trapno ?? 0, info.err ?? 0, info.addr ?? 0, c)
       ) {
         this.killTask(c, task, SIGSEGV)
         return

@@ -48,6 +48,9 @@ export function forkTask(
   const child = new Task(pid, thread ? parent.tgid : pid, realParent, parent.comm, mm, files)
   child.sighand = (flags & CLONE_SIGHAND) !== 0 ? parent.sighand : parent.sighand.clone()
   child.blocked = parent.blocked
+  // The child starts with the parent's FPU/SSE registers as they are now (on this CPU).
+  child.xmm.set(ctx.cpu.xmm)
+  child.mxcsr = ctx.cpu.mxcsr
   child.cwd = parent.cwd
   child.umask = parent.umask
   frame.save(child.regs)
@@ -126,6 +129,8 @@ export function execTask(ctx: SyscallContext, path: string): number {
   frame.set('flags', 0x202)
   cpu.fsBase = 0
   task.fsBase = 0
+  cpu.xmm.fill(0)
+  cpu.mxcsr = 0x1f80
   task.files.closeOnExec()
   task.sighand = task.sighand.clone()
   task.sighand.resetOnExec()

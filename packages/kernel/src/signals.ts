@@ -115,6 +115,25 @@ export class SignalHandlers {
 }
 
 export const bit = (sig: number): bigint => 1n << BigInt(sig - 1)
+
+/** The FPU/SSE registers a signal frame saves (a Cpu qualifies). */
+export interface FpuRegisters {
+  xmm: Int32Array
+  mxcsr: number
+}
+
+const FXSAVE_SIZE = 512
+
+/** The fxsave-format image of the SSE state (x87 part: the state after fninit, until x87 executes). */
+function fxsaveImage(fpu: FpuRegisters): Uint8Array {
+  const b = new Uint8Array(FXSAVE_SIZE)
+  const v = new DataView(b.buffer)
+  v.setUint16(0, 0x037f, true)
+  v.setInt32(24, fpu.mxcsr, true)
+  v.setInt32(28, 0xffff, true)
+  for (let i = 0; i < 64; i++) v.setInt32(160 + 4 * i, fpu.xmm[i], true)
+  return b
+}
 const UNBLOCKABLE = bit(SIGKILL) | bit(SIGSTOP)
 
 export function sanitizeMask(m: bigint): bigint {
@@ -170,13 +189,16 @@ export function setupRtFrame(
   trapno = 0,
   err = 0,
   cr2 = 0,
+  fpu: FpuRegisters | null = null,
 ): boolean {
   let sp = frame.get('sp')
   // SA_ONSTACK: run the handler on the alternate stack, unless already on it.
   const alt = task.altStack
   const onAlt = alt.size > 0 && sp > alt.sp && sp <= alt.sp + alt.size
   if ((action.flags & SA_ONSTACK) !== 0 && alt.size > 0 && !onAlt) sp = alt.sp + alt.size
-  const start = Math.floor((sp - 128 - FRAME_SIZE) / 16) * 16 - 8 // as after a call: (rsp + 8) % 16 == 0 in the handler
+  // Below the red zone: the FPU state (fxsave layout, 64-byte aligned), then the frame itself.
+  const fpstate = fpu ? Math.floor((sp - 128 - FXSAVE_SIZE) / 64) * 64 : sp - 128
+  const start = Math.floor((fpstate - FRAME_SIZE) / 16) * 16 - 8 // as after a call: (rsp + 8) % 16 == 0 in the handler
   const b = new Uint8Array(FRAME_SIZE)
   const v = new DataView(b.buffer)
   put64(v, 0, action.restorer)
@@ -190,7 +212,7 @@ export function setupRtFrame(
   put64(v, MCONTEXT + 160, trapno)
   put64(v, MCONTEXT + 168, oldMask & 0xffffffffn)
   put64(v, MCONTEXT + 176, cr2)
-  put64(v, MCONTEXT + 184, 0) // fpstate: none saved yet (no SSE state in the kernel ABI so far)
+  put64(v, MCONTEXT + 184, fpu ? fpstate : 0)
   put64(v, SIGMASK, oldMask)
   v.setInt32(INFO, info.signo, true)
   v.setInt32(INFO + 8, info.code, true)
@@ -198,6 +220,7 @@ export function setupRtFrame(
   else if (info.pid !== undefined) v.setInt32(INFO + 16, info.pid, true)
   try {
     copyToUser(task.mm, start, b)
+    if (fpu) copyToUser(task.mm, fpstate, fxsaveImage(fpu))
   } catch {
     return false
   }
@@ -212,7 +235,11 @@ export function setupRtFrame(
 }
 
 /** rt_sigreturn: restore the context saved at (rsp - 8); returns the mask to restore, or null when the frame is bad. */
-export function restoreRtFrame(task: Task, frame: PtRegsFrame): bigint | null {
+export function restoreRtFrame(
+  task: Task,
+  frame: PtRegsFrame,
+  fpu: FpuRegisters | null = null,
+): bigint | null {
   const start = frame.get('sp') - 8
   let b: Uint8Array
   try {
@@ -221,6 +248,17 @@ export function restoreRtFrame(task: Task, frame: PtRegsFrame): bigint | null {
     return null
   }
   const v = new DataView(b.buffer)
+  const fpstate = get64(v, MCONTEXT + 184)
+  if (fpu && fpstate !== 0) {
+    try {
+      const image = copyFromUser(task.mm, fpstate, FXSAVE_SIZE)
+      const iv = new DataView(image.buffer)
+      fpu.mxcsr = iv.getInt32(24, true) & 0xffff
+      for (let i = 0; i < 64; i++) fpu.xmm[i] = iv.getInt32(160 + 4 * i, true)
+    } catch {
+      return null
+    }
+  }
   SIGCONTEXT_REGS.forEach((r, i) => {
     const x = get64(v, MCONTEXT + 8 * i)
     frame.set(r, r === 'flags' ? (frame.get('flags') & ~0x254dd5) | (x & 0x254dd5) : x)

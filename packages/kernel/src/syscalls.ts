@@ -689,7 +689,7 @@ def(130, 'rt_sigsuspend', ({ task }, mask, size) => {
 })
 def(34, 'pause', ({ task }) => (deliverable(task) ? -4 : { wouldBlock: true, ready: () => false }))
 def(15, 'rt_sigreturn', ({ kernel, cpu, task, frame }) => {
-  const mask = restoreRtFrame(task, frame)
+  const mask = restoreRtFrame(task, frame, cpu)
   if (mask === null) {
     kernel.killTask(cpu, task, SIGSEGV)
     return 0

@@ -38,6 +38,9 @@ export class Task {
   /** Working directory (set at creation: the file system root) and file mode creation mask. */
   cwd!: Directory
   umask = 0o022
+  /** SSE state while off-CPU (the x87 part joins it once the emulator executes x87). */
+  readonly xmm = new Int32Array(64)
+  mxcsr = 0x1f80
   /** Signal actions, shared by the threads of a process. */
   sighand = new SignalHandlers()
   /** Blocked signals (bit n-1 for signal n). */

@@ -62,3 +62,51 @@ describe('scheduler', () => {
     expect(once()).toEqual(once())
   })
 })
+
+describe('FPU/SSE context', () => {
+  /** movd xmm0, P ; spin 200k iterations (preempted many times) ; exit(movd xmm0) */
+  const keeper = (p: number) =>
+    tinyElf([
+      0xb8,
+      p,
+      0,
+      0,
+      0,
+      0x66,
+      0x0f,
+      0x6e,
+      0xc0,
+      0xb9,
+      0x40,
+      0x0d,
+      0x03,
+      0x00,
+      0xff,
+      0xc9,
+      0x75,
+      0xfc,
+      0x66,
+      0x0f,
+      0x7e,
+      0xc7,
+      0xb8,
+      0xe7,
+      0,
+      0,
+      0,
+      0x0f,
+      0x05,
+    ])
+
+  it('each process keeps its own XMM registers across context switches on one vCPU', () => {
+    const k = new Kernel({ image: guestImage(), memorySize: 64 * 1024 * 1024, tickCycles: 10_000 })
+    k.vfs.writeFile('/bin/a', keeper(11))
+    k.vfs.writeFile('/bin/b', keeper(22))
+    k.boot()
+    const a = k.spawn('/bin/a', ['a'])
+    const b = k.spawn('/bin/b', ['b'])
+    k.run(5_000_000)
+    expect([a.state, b.state]).toEqual(['zombie', 'zombie'])
+    expect([a.exitCode, b.exitCode]).toEqual([11, 22])
+  })
+})
