@@ -97,8 +97,8 @@ export interface KernelOptions {
   stderr?: (data: Uint8Array) => void
   /** The console is a terminal (TCGETS succeeds, so libc line-buffers it); default false, as when piped. */
   consoleIsTty?: boolean
-  /** Bytes for stdin (EOF after them), or a function producing them on the first read. */
-  stdin?: Uint8Array | (() => Uint8Array)
+  /** Bytes for stdin (EOF after them), or a function called for each read (an empty result is EOF). */
+  stdin?: Uint8Array | ((max: number) => Uint8Array)
 }
 
 export interface ExitStatus {
@@ -138,7 +138,7 @@ export class Kernel {
   readonly unimplemented = new Map<number, number>()
   private readonly stdout: (d: Uint8Array) => void
   private readonly stderr: (d: Uint8Array) => void
-  private stdinData: Uint8Array | (() => Uint8Array)
+  private stdinData: Uint8Array | ((max: number) => Uint8Array)
   private stdinPos = 0
 
   constructor(readonly options: KernelOptions) {
@@ -233,7 +233,8 @@ export class Kernel {
   private setupDevices(): void {
     const console = new CharDevice(
       (count) => {
-        if (typeof this.stdinData === 'function') this.stdinData = this.stdinData()
+        // A function is asked for each read (an interactive host stdin); bytes are consumed in order.
+        if (typeof this.stdinData === 'function') return this.stdinData(count)
         const out = this.stdinData.subarray(this.stdinPos, this.stdinPos + count)
         this.stdinPos += out.length
         return out

@@ -2,7 +2,7 @@
 // x86-64 Linux executable on the emulated machine under the probekit
 // kernel, with the host's stdio, and exit with the program's status.
 
-import { readFileSync, writeSync } from 'node:fs'
+import { readFileSync, readSync, writeSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { checkExecutable, ElfError, Kernel, signalName, syscallName } from '@probekit/kernel'
 import { CliError } from '../cli-error.js'
@@ -57,11 +57,20 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     // Read the host's stdin only if the program reads its own.
     // Like the host: a terminal when probekit's own stdout is one (then libc line-buffers).
     consoleIsTty: process.stdout.isTTY === true,
-    stdin: () => {
-      try {
-        return new Uint8Array(readFileSync(0))
-      } catch {
-        return new Uint8Array(0)
+    // Read the host's stdin as the program reads its own: a blocking read for what is there (EOF: nothing).
+    stdin: (max) => {
+      const buf = new Uint8Array(Math.min(max, 65536))
+      for (;;) {
+        try {
+          return buf.subarray(0, readSync(0, buf, 0, buf.length, null))
+        } catch (e) {
+          // A non-blocking stdin with nothing yet: wait a little instead of spinning.
+          if ((e as NodeJS.ErrnoException).code === 'EAGAIN') {
+            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+            continue
+          }
+          return new Uint8Array(0)
+        }
       }
     },
   })
