@@ -3,7 +3,7 @@
 // kernel, with the host's stdio, and exit with the program's status.
 
 import { readFileSync, readSync, writeSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { posix, resolve } from 'node:path'
 import { checkExecutable, ElfError, Kernel, signalName, syscallName } from '@probekit/kernel'
 import { CliError } from '../cli-error.js'
 import { readGuestImage } from '../guest-image.js'
@@ -24,9 +24,9 @@ function positiveInt(text: string, what: string, max: number): number {
   return n
 }
 
-/** Where the program lives in the guest: its host path, made absolute from the guest's root for relative paths. */
+/** Where the program lives in the guest: its host path, resolved from the guest's root (cwd "/"), so argv[0] finds it again. */
 function guestPath(program: string): string {
-  return program.startsWith('/') ? program : `/${program.replace(/^(\.\/)+/, '')}`
+  return posix.resolve('/', program)
 }
 
 export function runCommand(program: string, args: readonly string[], options: RunOptions, io: CliIo): number {
