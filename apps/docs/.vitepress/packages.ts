@@ -23,7 +23,7 @@ export const documentedPackages: readonly DocumentedPackage[] = [
   {
     dir: 'kernel',
     name: '@probekit/kernel',
-    status: 'planned',
+    status: 'in progress',
     summary:
       'A small Linux on the machine: a guest kernel image of real x86-64 code, tasks, syscalls, text_poke.',
   },
