@@ -2,6 +2,8 @@
 // user programs' segments. Malformed input gets an ElfError that says what
 // is wrong, never an out-of-range read.
 
+import { utf8Decode } from './utf8.js'
+
 export class ElfError extends Error {
   constructor(message: string) {
     super(message)
@@ -135,7 +137,7 @@ export function parseElf(bytes: Uint8Array): ElfFile {
 function cString(bytes: Uint8Array, off: number): string {
   let end = off
   while (end < bytes.length && bytes[end] !== 0) end++
-  return new TextDecoder().decode(bytes.subarray(off, end))
+  return utf8Decode(bytes.subarray(off, end))
 }
 
 export function findSection(elf: ElfFile, name: string): SectionHeader | undefined {

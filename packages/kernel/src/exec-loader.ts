@@ -6,6 +6,7 @@ import { type Cpu, cpuid } from '@probekit/x86-emu'
 import { ElfError, type ElfFile, ET_DYN, ET_EXEC, PF_W, PF_X, PT_INTERP, PT_LOAD, parseElf } from './elf.js'
 import { type Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageDown, pageUp } from './mm.js'
 import type { PageCache } from './page-cache.js'
+import { utf8Encode } from './utf8.js'
 import type { RegularFile } from './vfs.js'
 
 export const STACK_TOP = 0x7ffffffff000
@@ -106,14 +107,13 @@ export function loadExecutable(
   })
 
   // Strings at the top of the stack, then the pointer tables below them.
-  const enc = new TextEncoder()
   let sp = STACK_TOP
   const pushBytes = (b: Uint8Array): number => {
     sp -= b.length
     mm.write(sp, b)
     return sp
   }
-  const pushString = (s: string) => pushBytes(enc.encode(`${s}\0`))
+  const pushString = (s: string) => pushBytes(utf8Encode(`${s}\0`))
   const random = pushBytes(args.random ?? Uint8Array.from({ length: 16 }, (_, i) => (i * 37 + 11) & 0xff))
   const platform = pushString('x86_64')
   const execfn = pushString(args.filename)

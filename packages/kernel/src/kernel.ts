@@ -80,6 +80,7 @@ import {
 import { hostOpen, type SyscallContext, type SyscallResult, syscallName, syscallTable } from './syscalls.js'
 import { Task } from './task.js'
 import { BadAddress, writeUserU32 } from './user-memory.js'
+import { utf8Decode, utf8Encode } from './utf8.js'
 import { CharDevice, RegularFile, Vfs } from './vfs.js'
 
 export const TIMER_VECTOR = 32
@@ -432,7 +433,7 @@ export class Kernel {
       if (this.booting && this.cpuState.every((s) => s.online)) this.machine.stop('all CPUs online')
     })
     m.registerHypercall(HC_PRINTK, (c) => {
-      this.printk.log(this.jiffies, new TextDecoder().decode(this.readKernel(arg(c, 0), arg(c, 1))))
+      this.printk.log(this.jiffies, utf8Decode(this.readKernel(arg(c, 0), arg(c, 1))))
       ret(c, 0)
     })
     m.registerHypercall(HC_TIMER_TICK, (c) => {
@@ -819,7 +820,7 @@ export class Kernel {
       if (b === 0) break
       bytes.push(b)
     }
-    return new TextDecoder().decode(Uint8Array.from(bytes))
+    return utf8Decode(Uint8Array.from(bytes))
   }
 
   /** Run a host service with a syscall context (faults on user memory become -EFAULT). */
@@ -916,7 +917,7 @@ export class Kernel {
     this.slab.used += SIZE
     this.machine.memory.write32(phys, t.pid)
     this.machine.memory.write32(phys + 4, t.tgid)
-    this.machine.memory.writeBytes(phys + 16, new TextEncoder().encode(t.comm.slice(0, 15)))
+    this.machine.memory.writeBytes(phys + 16, utf8Encode(t.comm.slice(0, 15)))
     t.guestTask = directMap(phys)
   }
 
@@ -925,7 +926,7 @@ export class Kernel {
     if (!t.guestTask) return
     const phys = t.guestTask - PAGE_OFFSET
     this.machine.memory.fill(phys + 16, 16, 0)
-    this.machine.memory.writeBytes(phys + 16, new TextEncoder().encode(t.comm.slice(0, 15)))
+    this.machine.memory.writeBytes(phys + 16, utf8Encode(t.comm.slice(0, 15)))
   }
 
   newMm(): Mm {

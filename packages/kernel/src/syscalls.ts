@@ -29,6 +29,7 @@ import {
   writeUserU32,
   writeUserU64,
 } from './user-memory.js'
+import { utf8Encode } from './utf8.js'
 import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT, Symlink } from './vfs.js'
 
 export interface SyscallContext {
@@ -90,7 +91,6 @@ export function syscallName(nr: number): string {
 }
 
 const AT_FDCWD = -100
-const enc = new TextEncoder()
 
 function fileOf(t: Task, fd: number): OpenFile | number {
   return t.files.get(fd) ?? -EBADF
@@ -377,7 +377,7 @@ def(217, 'getdents64', (ctx, fd, buf, count) => {
   const out: number[] = []
   while (f.pos < entries.length) {
     const [name, node] = entries[f.pos]
-    const nameBytes = enc.encode(name)
+    const nameBytes = utf8Encode(name)
     const reclen = Math.ceil((19 + nameBytes.length + 1) / 8) * 8
     if (out.length + reclen > count) break
     const rec = new Uint8Array(reclen)
@@ -473,7 +473,7 @@ def(89, 'readlink', (ctx, path, buf, size) => {
   const node = lookupAt(ctx, AT_FDCWD, p, true)
   if (typeof node === 'number') return node
   if (!(node instanceof Symlink)) return -EINVAL
-  const bytes = enc.encode(node.target).subarray(0, size)
+  const bytes = utf8Encode(node.target).subarray(0, size)
   copyToUser(ctx.task.mm, buf, bytes)
   return bytes.length
 })
@@ -495,7 +495,7 @@ def(76, 'truncate', (ctx, path, len) => {
   return 0
 })
 def(79, 'getcwd', (ctx, buf, size) => {
-  const cwd = enc.encode(`${ctx.kernel.vfs.pathOf(ctx.task.cwd)}\0`)
+  const cwd = utf8Encode(`${ctx.kernel.vfs.pathOf(ctx.task.cwd)}\0`)
   if (size < cwd.length) return -34
   copyToUser(ctx.task.mm, buf, cwd)
   return cwd.length
@@ -756,7 +756,7 @@ def(63, 'uname', ({ task }, buf) => {
   const fields = ['Linux', 'probekit', '2.6.26-probekit', '#1 SMP', 'x86_64', '(none)']
   const out = new Uint8Array(65 * 6)
   fields.forEach((f, i) => {
-    out.set(enc.encode(f), i * 65)
+    out.set(utf8Encode(f), i * 65)
   })
   copyToUser(task.mm, buf, out)
   return 0

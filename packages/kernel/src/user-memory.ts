@@ -5,6 +5,7 @@
 
 import { TASK_SIZE } from './abi.js'
 import { type Mm, PAGE, pageDown } from './mm.js'
+import { utf8Decode } from './utf8.js'
 
 export class BadAddress extends Error {
   constructor(readonly address: number) {
@@ -76,7 +77,7 @@ export function strncpyFromUser(mm: Mm, addr: number, max: number): string | nul
   for (let k = 0; k < max; k++) {
     const a = addr + k
     const b = mm.memory.bytes[frameFor(mm, a, false) * PAGE + (a - pageDown(a))]
-    if (b === 0) return new TextDecoder().decode(Uint8Array.from(bytes))
+    if (b === 0) return utf8Decode(Uint8Array.from(bytes))
     bytes.push(b)
   }
   return null

@@ -5,6 +5,7 @@
 
 import { EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE } from './errno.js'
 import type { OpenFile, WouldBlock } from './files.js'
+import { utf8Encode } from './utf8.js'
 
 export const S_IFMT = 0o170000
 export const S_IFREG = 0o100000
@@ -119,7 +120,7 @@ export class Symlink implements Inode {
   mtime = 0
   constructor(readonly target: string) {}
   size(): number {
-    return new TextEncoder().encode(this.target).length
+    return utf8Encode(this.target).length
   }
   read(): number {
     return -EINVAL

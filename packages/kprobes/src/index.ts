@@ -1,2 +1,7 @@
-// Placeholder: this package's content arrives with its own issue (see shared/DESIGN.md).
-export {}
+// @probekit/kprobes: kprobes over the guest kernel's text.
+
+export * from './arch-x86.js'
+export * from './errno.js'
+export * from './insn-slot.js'
+export * from './kprobe.js'
+export * from './kprobes.js'

@@ -1,0 +1,176 @@
+// arch/x86/kernel/kprobes/core.c: the parts that know x86 instructions —
+// can_probe (instruction boundary), __copy_instruction (RIP-relative fix-up),
+// arm/disarm (int3 over the first byte) and resume_execution (fix-ups after
+// the copy was single-stepped with TF).
+
+import { imagePhys, type Kernel } from '@probekit/kernel'
+import { type Instruction, InstructionFlag, tryDecode } from '@probekit/x86-emu'
+import { EILSEQ, EINVAL } from './errno.js'
+import type { ArchSpecificInsn, KprobeCtlblk, PtRegs, RegisteredKprobe } from './kprobe.js'
+import { MAX_INSN_SIZE } from './kprobe.js'
+
+export const BREAKPOINT_INSTRUCTION = 0xcc
+export const X86_EFLAGS_TF = 0x100
+export const X86_EFLAGS_IF = 0x200
+
+/** Kernel text as it is in memory now (read through the image's physical frames). */
+export function readText(kernel: Kernel, addr: number, len: number): Uint8Array {
+  return kernel.machine.memory.readBytes(imagePhys(addr), len)
+}
+
+/**
+ * The original bytes at addr: where another kprobe planted its int3, put its
+ * saved opcode back (recover_probed_instruction), so decoding sees the real stream.
+ */
+export function recoverInstruction(
+  kernel: Kernel,
+  addr: number,
+  probeAt: (a: number) => RegisteredKprobe | undefined,
+): Uint8Array {
+  const buf = readText(kernel, addr, MAX_INSN_SIZE)
+  for (let i = 0; i < MAX_INSN_SIZE; i++) {
+    if (buf[i] !== BREAKPOINT_INSTRUCTION) continue
+    const p = probeAt(addr + i)
+    if (p) buf[i] = p.opcode
+  }
+  return buf
+}
+
+/**
+ * can_probe: decode from the start of the containing function, one
+ * instruction at a time, and accept addr only if we land exactly on it.
+ * A foreign int3 on the way makes the stream undecidable (refused).
+ */
+export function canProbe(
+  kernel: Kernel,
+  addr: number,
+  probeAt: (a: number) => RegisteredKprobe | undefined,
+): boolean {
+  const fn = kernel.kallsyms.functionAt(addr)
+  if (!fn) return false
+  let a = fn.address
+  while (a < addr) {
+    const buf = recoverInstruction(kernel, a, probeAt)
+    if (buf[0] === BREAKPOINT_INSTRUCTION) return false
+    const insn = tryDecode(buf, a)
+    if (insn instanceof Error) return false
+    a += insn.length
+  }
+  return a === addr
+}
+
+/** Instructions that exist to raise an exception: never single-stepped out of line. */
+function isExceptionInstruction(insn: Instruction): boolean {
+  return (insn.flags & (InstructionFlag.Int3 | InstructionFlag.Int | InstructionFlag.Undefined)) !== 0
+}
+
+/** mov to SS / pop ss inhibit the debug trap for one instruction (insn_masking_exception). */
+function masksDebugTrap(insn: Instruction): boolean {
+  if (insn.map !== 0) return false
+  if (insn.opcode === 0x17) return true // pop ss
+  return insn.opcode === 0x8e && (insn.reg & 7) === 2 // mov ss, r/m
+}
+
+/** is_IF_modifier: cli, sti, popf, iret. */
+function isIfModifier(insn: Instruction): boolean {
+  return insn.map === 0 && [0xfa, 0xfb, 0x9d, 0xcf].includes(insn.opcode)
+}
+
+/**
+ * arch_prepare_kprobe minus the slot allocation: decode and copy the
+ * original instruction for execution at `slot`. Returns the arch data or a
+ * negative errno.
+ */
+export function archCopyKprobe(
+  kernel: Kernel,
+  addr: number,
+  slot: number,
+  probeAt: (a: number) => RegisteredKprobe | undefined,
+): ArchSpecificInsn | number {
+  const buf = recoverInstruction(kernel, addr, probeAt)
+  const insn = tryDecode(buf, addr)
+  if (insn instanceof Error) return -EILSEQ
+  // Another subsystem's breakpoint, an int n/ud2, or an SS load: __copy_instruction fails.
+  if (isExceptionInstruction(insn) || masksDebugTrap(insn)) return -EINVAL
+  const copy = buf.slice(0, insn.length)
+  if (insn.ripRelative && insn.displacementOffset >= 0) {
+    // The copy runs at `slot`: rewrite disp32 so it still addresses the original target.
+    const newdisp = addr + insn.displacement - slot
+    if (newdisp < -0x80000000 || newdisp > 0x7fffffff) return -EILSEQ
+    new DataView(copy.buffer).setInt32(insn.displacementOffset, newdisp, true)
+  }
+  return { insn: slot, length: insn.length, copy, ifModifier: isIfModifier(insn), boostable: 0 }
+}
+
+/** arch_arm_kprobe: int3 over the first byte (a one-byte text_poke is atomic for other CPUs). */
+export function archArmKprobe(kernel: Kernel, p: RegisteredKprobe): void {
+  kernel.services.textPoke(p.addr, [BREAKPOINT_INSTRUCTION])
+}
+
+/** arch_disarm_kprobe: put the saved opcode back. */
+export function archDisarmKprobe(kernel: Kernel, p: RegisteredKprobe): void {
+  kernel.services.textPoke(p.addr, [p.opcode])
+}
+
+function read64(kernel: Kernel, addr: number): number {
+  return kernel.readKernel64(addr)
+}
+
+function write64(kernel: Kernel, addr: number, v: number): void {
+  const b = new Uint8Array(8)
+  const d = new DataView(b.buffer)
+  d.setInt32(0, v | 0, true)
+  d.setInt32(4, Math.floor(v / 0x1_0000_0000) | 0, true)
+  kernel.writeKernel(addr, b)
+}
+
+/**
+ * resume_execution: the copy at p.ainsn.insn has been single-stepped; make
+ * the state look as if the original at p.addr had run.
+ */
+export function resumeExecution(kernel: Kernel, p: RegisteredKprobe, regs: PtRegs, kcb: KprobeCtlblk): void {
+  const copyIp = p.ainsn.insn
+  const origIp = p.addr
+  const tos = regs.get('sp')
+  regs.set('flags', regs.get('flags') & ~X86_EFLAGS_TF)
+  const insn = tryDecode(p.ainsn.copy, copyIp)
+  let relocateIp = true
+  if (!(insn instanceof Error) && insn.map === 0) {
+    switch (insn.opcode) {
+      case 0x9c: {
+        // pushf copied our TF (and cleared IF) into the stack image: give it the interrupted context's.
+        const v = read64(kernel, tos)
+        write64(kernel, tos, (v & ~(X86_EFLAGS_TF | X86_EFLAGS_IF)) | kcb.kprobe_old_flags)
+        break
+      }
+      case 0xc2:
+      case 0xc3:
+      case 0xca:
+      case 0xcb:
+      case 0xcf:
+      case 0xea:
+        // ret/lret/iret/jmp far: ip was loaded from the stack or operand, already right.
+        p.ainsn.boostable = 1
+        relocateIp = false
+        break
+      case 0xe8:
+        // call rel32 pushed an address inside the slot: point it after the original call.
+        write64(kernel, tos, origIp + (read64(kernel, tos) - copyIp))
+        break
+      case 0xff: {
+        const reg = insn.reg & 7
+        if (reg === 2 || reg === 3) {
+          // Indirect call: fix the return address; ip is the absolute target.
+          write64(kernel, tos, origIp + (read64(kernel, tos) - copyIp))
+          relocateIp = false
+        } else if (reg === 4 || reg === 5) {
+          // Indirect jmp near/far: ip is the absolute target.
+          p.ainsn.boostable = 1
+          relocateIp = false
+        }
+        break
+      }
+    }
+  }
+  if (relocateIp) regs.set('ip', regs.get('ip') + (origIp - copyIp))
+}

@@ -1,0 +1,53 @@
+// A booted guest kernel with user programs that keep entering it.
+
+import { readFileSync } from 'node:fs'
+import { imagePhys, Kernel } from '@probekit/kernel'
+import { syscall, tinyElf } from './tiny-elf.js'
+
+export const guestImage = (): Uint8Array =>
+  new Uint8Array(readFileSync(new URL('../../../kernel/guest/vmlinux', import.meta.url)))
+
+/** getpid in a loop: do_syscall_64 → (jump table) → sys_ni_host, over and over. */
+export const SPINNER = tinyElf([...syscall(39), 0xeb, 0xf7])
+
+/** fork once (do_fork), then parent and child both spin on getpid. */
+export const FORKER = tinyElf([...syscall(57), ...syscall(39), 0xeb, 0xf7])
+
+/** write(1, 0x10000000, 16) from an unmapped address in a loop: copy_from_user faults, -EFAULT. */
+export const BAD_WRITER = tinyElf([
+  0xbf,
+  1,
+  0,
+  0,
+  0, // mov edi, 1
+  0xbe,
+  0,
+  0,
+  0,
+  0x10, // mov esi, 0x10000000
+  0xba,
+  16,
+  0,
+  0,
+  0, // mov edx, 16
+  ...syscall(1),
+  0xeb,
+  0xe8, // jmp back to mov edi
+])
+
+export function bootKernel(cpus = 1, programs: Uint8Array[] = [SPINNER]): Kernel {
+  const k = new Kernel({ image: guestImage(), cpus, memorySize: 64 * 1024 * 1024, tickCycles: 20_000 })
+  for (const [i, p] of programs.entries()) k.vfs.writeFile(`/bin/p${i}`, p)
+  k.boot()
+  for (let i = 0; i < programs.length; i++) k.spawn(`/bin/p${i}`, [`p${i}`])
+  return k
+}
+
+/** The whole of kernel text as it is in memory now. */
+export function textSnapshot(k: Kernel): Uint8Array {
+  return k.machine.memory.readBytes(imagePhys(k.image.textStart), k.image.textEnd - k.image.textStart)
+}
+
+export function textByte(k: Kernel, addr: number): number {
+  return k.machine.memory.readBytes(imagePhys(addr), 1)[0]
+}
