@@ -515,7 +515,10 @@ export class Kernel {
     })
     m.registerHypercall(HC_NOTIFY_DIE, (c) => {
       const fn = this.dieNotifiers[arg(c, 3)]
-      ret(c, fn ? fn(arg(c, 0), arg(c, 1), arg(c, 2), c) : NOTIFY_DONE)
+      // struct die_args (r8): err at +16 (the error code; DR6 for #DB).
+      const dieArgs = arg(c, 4)
+      const err = dieArgs !== 0 ? this.readKernel64(dieArgs + 16) : 0
+      ret(c, fn ? fn(arg(c, 0), arg(c, 1), arg(c, 2), c, err) : NOTIFY_DONE)
     })
     m.registerHypercall(HC_EXCEPTION, (c) => {
       ret(c, this.exception(c, arg(c, 0), arg(c, 1), arg(c, 2), arg(c, 3) === 1, arg(c, 4)))
@@ -967,8 +970,8 @@ export class Kernel {
   }
 }
 
-/** A host die notifier: (val, regs, trapnr, cpu) -> NOTIFY_* */
-export type DieNotifier = (val: number, regs: number, trapnr: number, cpu: Cpu) => number
+/** A host die notifier: (val, regs, trapnr, cpu, err) -> NOTIFY_* (err: die_args.err, DR6 for DIE_DEBUG). */
+export type DieNotifier = (val: number, regs: number, trapnr: number, cpu: Cpu, err: number) => number
 
 const ERESTARTNOINTR = 513
 

@@ -43,7 +43,6 @@ export const NOTIFY_STOP = 0x8001
 /** DR6.BS: the #DB was a single-step trap. */
 export const DR6_BS = 0x4000
 /** die_args.err (struct die_args: regs, str, err, trapnr, signr). */
-const DIE_ARGS_ERR = 16
 
 /** Priority of our die notifier: kprobes must see int3/#DB before anybody else (0x7fffffff in Linux). */
 export const KPROBES_NOTIFIER_PRIORITY = 0x7fffffff
@@ -79,7 +78,7 @@ export class Kprobes {
     }
     this.populateBlacklist()
     kernel.registerDieNotifier(
-      (val, regs, trapnr, cpu) => this.exceptionsNotify(val, regs, trapnr, cpu),
+      (val, regs, trapnr, cpu, err) => this.exceptionsNotify(val, regs, trapnr, cpu, err),
       KPROBES_NOTIFIER_PRIORITY,
     )
   }
@@ -290,7 +289,7 @@ export class Kprobes {
   // ---------------------------------------------------------------- the hit path
 
   /** kprobe_exceptions_notify. */
-  private exceptionsNotify(val: number, regsAddr: number, trapnr: number, cpu: Cpu): number {
+  private exceptionsNotify(val: number, regsAddr: number, trapnr: number, cpu: Cpu, err: number): number {
     const regs = this.kernel.frame(regsAddr)
     // Only kernel-mode exceptions can be ours (kprobes never probe user code).
     if ((regs.get('cs') & 3) !== 0) return NOTIFY_DONE
@@ -298,7 +297,7 @@ export class Kprobes {
       case DIE_INT3:
         return this.int3Handler(regs, cpu.id) ? NOTIFY_STOP : NOTIFY_DONE
       case DIE_DEBUG: {
-        const dr6 = this.kernel.readKernel64(cpu.getLinear(8) + DIE_ARGS_ERR)
+        const dr6 = err
         if ((dr6 & DR6_BS) === 0) return NOTIFY_DONE
         return this.debugHandler(regs, cpu.id) ? NOTIFY_STOP : NOTIFY_DONE
       }
