@@ -183,3 +183,46 @@ describe('more system calls', () => {
     expect(r.status).toBe(status)
   })
 })
+
+describe('waitid', () => {
+  it('reports a child exit as a siginfo (si_code CLD_EXITED, si_status)', () => {
+    const prog = tinyElf([
+      ...syscall(57), // fork
+      0x85,
+      0xc0,
+      0x75,
+      0x0c, // test eax, eax ; jnz parent
+      ...movEdi(7),
+      ...syscall(60), // child: exit(7)
+      0x31,
+      0xff, // parent: xor edi, edi (P_ALL)
+      0x31,
+      0xf6, // xor esi, esi
+      0x48,
+      0x8d,
+      0x54,
+      0x24,
+      0x80, // lea rdx, [rsp-128] (infop)
+      0x41,
+      0xba,
+      4,
+      0,
+      0,
+      0, // mov r10d, WEXITED
+      0x45,
+      0x31,
+      0xc0, // xor r8d, r8d
+      ...syscall(247), // waitid
+      0x8b,
+      0x7c,
+      0x24,
+      0x98, // mov edi, [rsp-104] (si_status)
+      0x03,
+      0x7c,
+      0x24,
+      0x88, // add edi, [rsp-120] (si_code)
+      ...syscall(231),
+    ])
+    expect(runGuest(prog, ['waitid']).status).toBe(7 + 1)
+  })
+})
