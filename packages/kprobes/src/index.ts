@@ -3,5 +3,7 @@
 export * from './arch-x86.js'
 export * from './errno.js'
 export * from './insn-slot.js'
+export * from './jprobe.js'
 export * from './kprobe.js'
 export * from './kprobes.js'
+export * from './kretprobe.js'

@@ -69,6 +69,19 @@ export interface RegisteredKprobe extends Kprobe {
   ainsn: ArchSpecificInsn
 }
 
+/**
+ * An aggregate probe (kernel/kprobes.c alloc_aggr_kprobe): hashed in place of
+ * several probes at one address; shares the first probe's slot and opcode and
+ * fans the hit out to `list` (newest first: list_add_rcu at the head).
+ */
+export interface AggrKprobe extends RegisteredKprobe {
+  list: RegisteredKprobe[]
+}
+
+export function kprobeAggrprobe(p: Kprobe): p is AggrKprobe {
+  return Array.isArray((p as Partial<AggrKprobe>).list)
+}
+
 /** Per-CPU state (struct kprobe_ctlblk plus current_kprobe). */
 export interface PrevKprobe {
   kp: RegisteredKprobe | null

@@ -4,7 +4,7 @@
 // out of line with TF, DIE_DEBUG after that step fixes up and runs the
 // post_handler, DIE_GPF/DIE_PAGE_FAULT during the step go to fault_handler.
 
-import type { Kernel } from '@probekit/kernel'
+import { HC_KRETPROBE_TRAMPOLINE, type Kernel, PT_REGS, PT_REGS_SIZE, type Task } from '@probekit/kernel'
 import type { Cpu } from '@probekit/x86-emu'
 import {
   archArmKprobe,
@@ -17,21 +17,33 @@ import {
   X86_EFLAGS_IF,
   X86_EFLAGS_TF,
 } from './arch-x86.js'
-import { EEXIST, EILSEQ, EINVAL, ENOENT } from './errno.js'
+import { E2BIG, EEXIST, EILSEQ, EINVAL, ENOENT } from './errno.js'
 import { InsnSlotCache } from './insn-slot.js'
+import { JPROBE_ARG_REGS, type Jprobe, MAX_STACK_SIZE } from './jprobe.js'
 import {
+  type AggrKprobe,
   KPROBE_FLAG_DISABLED,
+  KPROBE_FLAG_FTRACE,
+  KPROBE_FLAG_GONE,
+  KPROBE_FLAG_OPTIMIZED,
   KPROBE_HIT_ACTIVE,
   KPROBE_HIT_SS,
   KPROBE_HIT_SSDONE,
   KPROBE_REENTER,
   type Kprobe,
   type KprobeCtlblk,
+  kprobeAggrprobe,
   kprobeDisabled,
   MAX_INSN_SIZE,
   type PtRegs,
   type RegisteredKprobe,
 } from './kprobe.js'
+import { KRETPROBE_MAX_DATA_SIZE, type Kretprobe, type KretprobeInstance } from './kretprobe.js'
+
+/** A kretprobe's instance pool (the free list of struct kretprobe). */
+interface KretprobePool {
+  free: KretprobeInstance[]
+}
 
 // enum die_val and notifier return values (include/linux/kdebug.h, notifier.h)
 export const DIE_INT3 = 2
@@ -53,8 +65,8 @@ export interface KprobesOptions {
 }
 
 export class Kprobes {
-  /** kprobe_table: probes by address. A list per address leaves room for aggregate probes. */
-  private readonly table = new Map<number, RegisteredKprobe[]>()
+  /** kprobe_table: the hashed probe per address (an aggregate when several share it). */
+  private readonly table = new Map<number, RegisteredKprobe>()
   private readonly ctlblks = new Map<number, KprobeCtlblk>()
   /** Ranges [start, end) nobody may probe: NOKPROBE_SYMBOL functions, .entry.text, .kprobes.text. */
   private readonly blacklist: [number, number][] = []
@@ -63,6 +75,19 @@ export class Kprobes {
   private handlerCpu = -1
   /** A dummy probe installed as current_kprobe by kprobe_busy_begin. */
   private readonly busyKprobe: RegisteredKprobe
+  /** Registered kretprobes by their entry kprobe (container_of(p, struct kretprobe, kp)). */
+  private readonly kretprobes = new Map<Kprobe, Kretprobe>()
+  private readonly kretprobePools = new Map<Kretprobe, KretprobePool>()
+  /** kretprobe_inst_table: each task's outstanding instances, most recent first. */
+  private readonly kretprobeInstTable = new Map<Task, KretprobeInstance[]>()
+  private trampolineRegistered = false
+  /** debugfs kprobes/enabled = 0: every probe disarmed, per-probe DISABLED untouched. */
+  private kprobesAllDisarmed = false
+  /** Registered jprobes by their kprobe. */
+  private readonly jprobes = new Map<Kprobe, Jprobe>()
+  /** When each outstanding instance was taken (orders instances across tasks). */
+  private readonly instanceSeq = new WeakMap<KretprobeInstance, number>()
+  private nextInstanceSeq = 1
 
   constructor(
     readonly kernel: Kernel,
@@ -96,13 +121,13 @@ export class Kprobes {
     p.nmissed = 0
     const safe = this.checkAddressSafe(addr)
     if (safe !== 0) return safe
-    // Several probes at one address need an aggregate probe (not implemented yet).
-    if (this.table.has(addr)) return -EEXIST
+    const old = this.table.get(addr)
+    if (old) return this.registerAggrKprobe(old, p as RegisteredKprobe)
     const prepared = this.prepareKprobe(p, addr)
     if (prepared !== 0) return prepared
     const rp = p as RegisteredKprobe
-    this.table.set(addr, [rp])
-    if (!kprobeDisabled(rp)) archArmKprobe(this.kernel, rp)
+    this.table.set(addr, rp)
+    if (!kprobeDisabled(rp) && !this.kprobesAllDisarmed) archArmKprobe(this.kernel, rp)
     this.tryOptimize(rp)
     return 0
   }
@@ -127,7 +152,7 @@ export class Kprobes {
 
   unregister_kprobes(kps: Kprobe[], num = kps.length): void {
     if (num <= 0) return
-    const gone: RegisteredKprobe[] = []
+    const freeSlots: number[] = []
     for (let i = 0; i < num; i++) {
       const p = kps[i]
       // __unregister_kprobe_top: an invalid probe gets addr = NULL and is skipped.
@@ -136,43 +161,502 @@ export class Kprobes {
         continue
       }
       const rp = p as RegisteredKprobe
-      if (!kprobeDisabled(rp)) archDisarmKprobe(this.kernel, rp)
-      this.table.delete(rp.addr)
-      gone.push(rp)
+      const hashed = this.table.get(rp.addr) as RegisteredKprobe
+      if (hashed === rp) {
+        if (!kprobeDisabled(rp)) archDisarmKprobe(this.kernel, rp)
+        this.table.delete(rp.addr)
+        freeSlots.push(rp.ainsn.insn)
+      } else if (kprobeAggrprobe(hashed)) {
+        hashed.list.splice(hashed.list.indexOf(rp), 1)
+        if (hashed.list.length === 0) {
+          // The last child: the aggregate (and the slot it shares) goes too.
+          if (!kprobeDisabled(hashed)) archDisarmKprobe(this.kernel, hashed)
+          this.table.delete(rp.addr)
+          freeSlots.push(hashed.ainsn.insn)
+        } else {
+          // Others stay armed; only drop the post_handler fan-out if nobody needs it now.
+          this.updateAggrPostHandler(hashed)
+          this.tryToDisableAggrKprobe(hashed)
+        }
+      }
     }
-    if (gone.length === 0) return
+    if (freeSlots.length === 0) return
     // A CPU may still be in a handler or stepping a copy: wait for a grace period.
     this.kernel.services.synchronizeSched()
-    for (const rp of gone) this.slots.free(rp.ainsn.insn)
+    for (const slot of freeSlots) this.slots.free(slot)
   }
 
-  /** disable_kprobe: disarm but keep it registered. */
+  /** disable_kprobe: disarm but keep it registered (a child of an aggregate: only when all children are disabled). */
   disable_kprobe(p: Kprobe): number {
     if (!this.isRegistered(p)) return -EINVAL
     const rp = p as RegisteredKprobe
     if (kprobeDisabled(rp)) return 0
-    archDisarmKprobe(this.kernel, rp)
     rp.flags |= KPROBE_FLAG_DISABLED
+    const hashed = this.table.get(rp.addr) as RegisteredKprobe
+    if (hashed === rp) archDisarmKprobe(this.kernel, rp)
+    else if (kprobeAggrprobe(hashed)) this.tryToDisableAggrKprobe(hashed)
     return 0
   }
 
   enable_kprobe(p: Kprobe): number {
     if (!this.isRegistered(p)) return -EINVAL
     const rp = p as RegisteredKprobe
-    if (!kprobeDisabled(rp)) return 0
+    const hashed = this.table.get(rp.addr) as RegisteredKprobe
+    // The aggregate (or the probe itself) is re-armed if it was disarmed.
+    const rearm = kprobeDisabled(hashed)
     rp.flags &= ~KPROBE_FLAG_DISABLED
-    archArmKprobe(this.kernel, rp)
+    if (rearm) {
+      hashed.flags &= ~KPROBE_FLAG_DISABLED
+      if (!this.kprobesAllDisarmed) archArmKprobe(this.kernel, hashed)
+    }
     return 0
   }
 
-  /** get_kprobe: the probe registered at addr. */
+  /** get_kprobe: the probe hashed at addr (the aggregate when several share the address). */
   get_kprobe(addr: number): RegisteredKprobe | undefined {
-    return this.table.get(addr)?.[0]
+    return this.table.get(addr)
   }
 
-  /** Every registered probe, in address order. */
+  /** Every registered probe (children of aggregates individually, newest first), in address order. */
   probes(): RegisteredKprobe[] {
-    return [...this.table.keys()].sort((a, b) => a - b).flatMap((a) => this.table.get(a) ?? [])
+    return [...this.table.keys()]
+      .sort((a, b) => a - b)
+      .flatMap((a) => {
+        const p = this.table.get(a) as RegisteredKprobe
+        return kprobeAggrprobe(p) ? [...p.list] : [p]
+      })
+  }
+
+  // ---------------------------------------------------------------- kretprobes
+
+  /** register_kretprobe: 0 or a negative errno. */
+  register_kretprobe(rp: Kretprobe): number {
+    const r = this.resolveAddr(rp.kp)
+    if ('err' in r) return r.err
+    // Only a function entry has the return address at the top of the stack.
+    const fn = this.kernel.kallsyms.functionAt(r.addr)
+    if (!fn || fn.address !== r.addr) return -EINVAL
+    // x86 kretprobe_blacklist: __switch_to returns on another task's stack.
+    if (this.kernel.kallsyms.lookupName('__switch_to') === r.addr) return -EINVAL
+    if ((rp.data_size ?? 0) > KRETPROBE_MAX_DATA_SIZE) return -E2BIG
+    if (this.kretprobes.has(rp.kp)) return -EINVAL
+    rp.kp.pre_handler = (_p, regs) => this.preHandlerKretprobe(rp, regs)
+    rp.kp.post_handler = null
+    // Non-preemptible kernel: one instance per CPU is enough unless the function sleeps or recurses.
+    if (!rp.maxactive || rp.maxactive <= 0) rp.maxactive = this.kernel.machine.cpus.length
+    const free: KretprobeInstance[] = []
+    for (let i = 0; i < rp.maxactive; i++) {
+      free.push({ ret_addr: 0, rp, task: null, data: new Uint8Array(rp.data_size ?? 0), fp: 0, cpu: -1 })
+    }
+    rp.nmissed = 0
+    this.registerTrampolineHandler()
+    this.kretprobes.set(rp.kp, rp)
+    this.kretprobePools.set(rp, { free })
+    const ret = this.register_kprobe(rp.kp)
+    if (ret !== 0) {
+      this.kretprobes.delete(rp.kp)
+      this.kretprobePools.delete(rp)
+    }
+    return ret
+  }
+
+  unregister_kretprobe(rp: Kretprobe): void {
+    this.unregister_kretprobes([rp])
+  }
+
+  /** register_kretprobes: all or nothing. */
+  register_kretprobes(rps: Kretprobe[], num = rps.length): number {
+    if (num <= 0) return -EINVAL
+    for (let i = 0; i < num; i++) {
+      const ret = this.register_kretprobe(rps[i])
+      if (ret < 0) {
+        if (i > 0) this.unregister_kretprobes(rps, i)
+        return ret
+      }
+    }
+    return 0
+  }
+
+  /** Outstanding instances are detached: they still return to the right place, without the handler. */
+  unregister_kretprobes(rps: Kretprobe[], num = rps.length): void {
+    if (num <= 0) return
+    this.unregister_kprobes(
+      rps.slice(0, num).map((rp) => rp.kp),
+      num,
+    )
+    for (const rp of rps.slice(0, num)) {
+      if (!this.kretprobes.has(rp.kp)) continue
+      this.kretprobes.delete(rp.kp)
+      this.kretprobePools.delete(rp)
+      for (const list of this.kretprobeInstTable.values())
+        for (const ri of list) if (ri.rp === rp) ri.rp = null
+    }
+  }
+
+  /** Is p the entry probe of a kretprobe (debugfs type "r")? */
+  isKretprobe(p: Kprobe): boolean {
+    return this.kretprobes.has(p)
+  }
+
+  /** pre_handler_kretprobe: take an instance, hijack the return address. Always 0: the entry insn is stepped. */
+  private preHandlerKretprobe(rp: Kretprobe, regs: PtRegs): number {
+    const pool = this.kretprobePools.get(rp)
+    if (!pool) return 0
+    if (pool.free.length === 0) this.flushDeadTasks()
+    const ri = pool.free.pop()
+    if (!ri) {
+      rp.nmissed = (rp.nmissed ?? 0) + 1
+      return 0
+    }
+    const cpu = this.kernel.machine.cpus[this.handlerCpu]
+    ri.rp = rp
+    ri.task = this.kernel.current(cpu)
+    ri.cpu = cpu.id
+    ri.data.fill(0)
+    if (rp.entry_handler && rp.entry_handler(ri, regs) !== 0) {
+      // Not traced this time; not a miss either.
+      ri.task = null
+      pool.free.push(ri)
+      return 0
+    }
+    // arch_prepare_kretprobe: at entry sp points at the return address.
+    const sp = regs.get('sp')
+    ri.fp = sp
+    ri.ret_addr = this.kernel.readKernel64(sp)
+    this.writeKernel64(sp, this.kernel.symbol('kretprobe_trampoline'))
+    const list = this.kretprobeInstTable.get(ri.task) ?? []
+    list.unshift(ri)
+    this.kretprobeInstTable.set(ri.task, list)
+    this.instanceSeq.set(ri, this.nextInstanceSeq++)
+    return 0
+  }
+
+  /** kprobe_flush_task: a task that died inside a probed function (do_exit) gives its instances back. */
+  private flushDeadTasks(): void {
+    for (const [task, list] of this.kretprobeInstTable) {
+      if (task.state !== 'zombie') continue
+      for (const ri of list) this.recycleInstance(ri)
+      this.kretprobeInstTable.delete(task)
+    }
+  }
+
+  private recycleInstance(ri: KretprobeInstance): void {
+    const pool = ri.rp ? this.kretprobePools.get(ri.rp) : undefined
+    ri.task = null
+    if (pool) pool.free.push(ri)
+  }
+
+  private registerTrampolineHandler(): void {
+    if (this.trampolineRegistered) return
+    this.trampolineRegistered = true
+    this.kernel.machine.registerHypercall(HC_KRETPROBE_TRAMPOLINE, (c) => {
+      c.setLinear(0, this.trampolineHandler(c, c.getLinear(7)))
+    })
+  }
+
+  /**
+   * trampoline_handler (5.10): run the handlers of this task's instances for
+   * this frame (newest first), recycle them, return the real return address.
+   * `&regs->sp` is the hijacked slot, i.e. the fp recorded at entry.
+   */
+  private trampolineHandler(c: Cpu, regsAddr: number): number {
+    const regs = this.kernel.frame(regsAddr)
+    const fp = regsAddr + PT_REGS.sp
+    const trampoline = this.kernel.symbol('kretprobe_trampoline')
+    let task = this.kernel.current(c)
+    let list = this.kretprobeInstTable.get(task) ?? []
+    // This frame's instances, newest first.
+    let mine = list.filter((ri) => ri.fp === fp)
+    if (mine.length === 0) {
+      // Kernel stacks are per CPU here and a task switch only swaps the entry frame, so a
+      // function that spans a schedule() returns under another `current`: find the frame's
+      // owner; the most recently taken one wins over stale ones of abandoned frames.
+      let best = -1
+      for (const [owner, l] of this.kretprobeInstTable) {
+        const m = l.filter((ri) => ri.fp === fp && ri.cpu === c.id)
+        const seq = m.length > 0 ? (this.instanceSeq.get(m[0]) ?? 0) : -1
+        if (seq > best) {
+          best = seq
+          mine = m
+          list = l
+          task = owner
+        }
+      }
+    }
+    // None for this frame (one skipped by a longjmp-like exit): the innermost, as 5.10 does.
+    if (mine.length === 0 && list.length > 0) mine = [list[0]]
+    // The chronologically first instance of the frame holds the real address, later ones the trampoline.
+    const real = mine.find((ri) => ri.ret_addr !== trampoline)
+    if (!real) {
+      const ri = mine[0]
+      const rpAddr = ri?.rp?.kp.addr ?? 0
+      this.kernel.printk.log(
+        this.kernel.jiffies,
+        `kretprobe BUG!: Processing kretprobe ${hex64(0)} @ ${hex64(rpAddr)}`,
+      )
+      throw new Error(
+        `kretprobe BUG!: no kretprobe instance for ${task.comm} (pid ${task.pid}) at ${hex64(fp)}`,
+      )
+    }
+    const correct = real.ret_addr
+    const kcb = this.get_kprobe_ctlblk(c.id)
+    const saved = kcb.current
+    this.kprobe_busy_begin(c.id)
+    try {
+      for (const ri of mine) {
+        const orig = ri.ret_addr
+        const rp = ri.rp
+        if (rp?.handler) {
+          kcb.current = rp.kp as RegisteredKprobe
+          ri.ret_addr = correct
+          this.callHandler(c.id, () => rp.handler?.(ri, regs) ?? 0)
+          kcb.current = this.busyKprobe
+        }
+        list.splice(list.indexOf(ri), 1)
+        this.recycleInstance(ri)
+        if (orig !== trampoline) break
+      }
+    } finally {
+      this.kprobe_busy_end(c.id)
+      kcb.current = saved
+    }
+    if (list.length === 0) this.kretprobeInstTable.delete(task)
+    return correct
+  }
+
+  private writeKernel64(addr: number, v: number): void {
+    const b = new Uint8Array(8)
+    new DataView(b.buffer).setBigUint64(0, BigInt.asUintN(64, BigInt(v)), true)
+    this.kernel.writeKernel(addr, b)
+  }
+
+  // ---------------------------------------------------------------- debugfs
+
+  /**
+   * debugfs kprobes/list: `<addr>  <type>  <sym>+0x<off>  <mod> <flags>` per
+   * probe, children of an aggregate individually (flags OPTIMIZED/FTRACE from
+   * the aggregate). Address order stands in for the hash-bucket walk.
+   */
+  debugfsList(): string {
+    let out = ''
+    for (const addr of [...this.table.keys()].sort((a, b) => a - b)) {
+      const pp = this.table.get(addr) as RegisteredKprobe
+      for (const p of kprobeAggrprobe(pp) ? pp.list : [pp]) {
+        const type = this.kretprobes.has(p) ? 'r' : this.jprobes.has(p) ? 'j' : 'k'
+        const fn = this.kernel.kallsyms.functionAt(addr)
+        out += fn
+          ? `${hex64(addr)}  ${type}  ${fn.name}+0x${(addr - fn.address).toString(16)}  ${' '} ` // no module: " "
+          : `${hex64(addr)}  ${type}  ${this.kernel.kallsyms.format(addr)} `
+        const gone = (p.flags & KPROBE_FLAG_GONE) !== 0
+        out += gone ? '[GONE]' : ''
+        out += kprobeDisabled(p) && !gone ? '[DISABLED]' : ''
+        out += (pp.flags & KPROBE_FLAG_OPTIMIZED) !== 0 ? '[OPTIMIZED]' : ''
+        out += (pp.flags & KPROBE_FLAG_FTRACE) !== 0 ? '[FTRACE]' : ''
+        out += '\n'
+      }
+    }
+    return out
+  }
+
+  /** debugfs kprobes/enabled, read: "1\n" or "0\n". */
+  debugfsEnabledRead(): string {
+    return this.kprobesAllDisarmed ? '0\n' : '1\n'
+  }
+
+  /** debugfs kprobes/enabled, write: a kstrtobool value; 0 or -EINVAL. */
+  debugfsEnabledWrite(value: string): number {
+    const c = value.trim().charAt(0)
+    if ('1yY'.includes(c) && c !== '') this.arm_all_kprobes()
+    else if ('0nN'.includes(c) && c !== '') this.disarm_all_kprobes()
+    else if (/^on$/i.test(value.trim())) this.arm_all_kprobes()
+    else if (/^off$/i.test(value.trim())) this.disarm_all_kprobes()
+    else return -EINVAL
+    return 0
+  }
+
+  /** arm_all_kprobes: re-arm every hashed probe that is not itself disabled. */
+  arm_all_kprobes(): void {
+    if (!this.kprobesAllDisarmed) return
+    this.kprobesAllDisarmed = false
+    for (const p of this.table.values()) if (!kprobeDisabled(p)) archArmKprobe(this.kernel, p)
+    this.kernel.printk.log(this.kernel.jiffies, 'Kprobes globally enabled')
+  }
+
+  /** disarm_all_kprobes: original bytes back everywhere; DISABLED flags are left alone. */
+  disarm_all_kprobes(): void {
+    if (this.kprobesAllDisarmed) return
+    this.kprobesAllDisarmed = true
+    for (const p of this.table.values()) if (!kprobeDisabled(p)) archDisarmKprobe(this.kernel, p)
+    this.kernel.printk.log(this.kernel.jiffies, 'Kprobes globally disabled')
+  }
+
+  // ---------------------------------------------------------------- jprobes
+
+  /** register_jprobe: 0 or a negative errno (-EEXIST for a second jprobe at one address). */
+  register_jprobe(jp: Jprobe): number {
+    if (typeof jp.entry !== 'function' || this.jprobes.has(jp.kp)) return -EINVAL
+    jp.kp.pre_handler = (_p, regs) => this.setjmpPreHandler(jp, regs)
+    this.jprobes.set(jp.kp, jp)
+    const ret = this.register_kprobe(jp.kp)
+    if (ret !== 0) this.jprobes.delete(jp.kp)
+    return ret
+  }
+
+  register_jprobes(jps: Jprobe[], num = jps.length): number {
+    if (num <= 0) return -EINVAL
+    for (let i = 0; i < num; i++) {
+      const ret = this.register_jprobe(jps[i])
+      if (ret < 0) {
+        if (i > 0) this.unregister_jprobes(jps, i)
+        return ret
+      }
+    }
+    return 0
+  }
+
+  unregister_jprobe(jp: Jprobe): void {
+    this.unregister_jprobes([jp])
+  }
+
+  unregister_jprobes(jps: Jprobe[], num = jps.length): void {
+    if (num <= 0) return
+    this.unregister_kprobes(
+      jps.slice(0, num).map((jp) => jp.kp),
+      num,
+    )
+    for (const jp of jps.slice(0, num)) this.jprobes.delete(jp.kp)
+  }
+
+  isJprobe(p: Kprobe): boolean {
+    return this.jprobes.has(p)
+  }
+
+  /**
+   * setjmp_pre_handler + longjmp_break_handler in one: save pt_regs and
+   * MIN_STACK_SIZE bytes of stack, run the mirror with the arguments, put both
+   * back (jprobe_return), and let the probed instruction be stepped as usual (0).
+   */
+  private setjmpPreHandler(jp: Jprobe, regs: PtRegs): number {
+    const savedRegs = new Uint8Array(PT_REGS_SIZE)
+    regs.save(savedRegs)
+    const sp = regs.get('sp')
+    // The frame above sp (return address, the syscall frame) is at least this deep on a kernel stack.
+    const stack = this.kernel.readKernel(sp, MAX_STACK_SIZE).slice()
+    try {
+      jp.entry(...JPROBE_ARG_REGS.map((r) => regs.get(r)))
+    } finally {
+      this.kernel.writeKernel(sp, stack)
+      regs.load(savedRegs)
+    }
+    return 0
+  }
+
+  /**
+   * Can p's address be jump-optimized? Not with a post_handler (it needs the
+   * single-step) nor a jprobe (it needs the break path), on any child.
+   */
+  kprobeOptimizable(p: RegisteredKprobe): boolean {
+    const all = kprobeAggrprobe(p) ? p.list : [p]
+    return !all.some((c) => c.post_handler || this.jprobes.has(c))
+  }
+
+  // ---------------------------------------------------------------- aggregate probes
+
+  /** register_aggr_kprobe: p joins the probe(s) already at its address. */
+  private registerAggrKprobe(orig: RegisteredKprobe, p: RegisteredKprobe): number {
+    let ap: AggrKprobe
+    if (kprobeAggrprobe(orig)) ap = orig
+    else {
+      ap = this.allocAggrKprobe(orig)
+      this.table.set(orig.addr, ap)
+    }
+    // The new probe shares the aggregate's copy (one slot per address).
+    p.opcode = ap.opcode
+    p.ainsn = ap.ainsn
+    const ret = this.addNewKprobe(ap, p)
+    if (ret !== 0) return ret
+    if (kprobeDisabled(ap) && !kprobeDisabled(p)) {
+      ap.flags &= ~KPROBE_FLAG_DISABLED
+      if (!this.kprobesAllDisarmed) archArmKprobe(this.kernel, ap)
+    }
+    return 0
+  }
+
+  /** alloc_aggr_kprobe + init_aggr_kprobe: takes orig's place in the table, orig becomes its only child. */
+  private allocAggrKprobe(orig: RegisteredKprobe): AggrKprobe {
+    const ap: AggrKprobe = {
+      addr: orig.addr,
+      flags: orig.flags & ~KPROBE_FLAG_OPTIMIZED,
+      nmissed: 0,
+      opcode: orig.opcode,
+      ainsn: orig.ainsn,
+      list: [orig],
+      pre_handler: (_p, regs) => this.aggrPreHandler(ap, regs),
+      post_handler: null,
+      fault_handler: (_p, regs, trapnr) => this.aggrFaultHandler(ap, regs, trapnr),
+    }
+    this.updateAggrPostHandler(ap)
+    return ap
+  }
+
+  /** add_new_kprobe: at the head of the list (newest runs first); a jprobe at the tail, one per address. */
+  private addNewKprobe(ap: AggrKprobe, p: RegisteredKprobe): number {
+    if (this.jprobes.has(p)) {
+      if (ap.list.some((c) => this.jprobes.has(c))) return -EEXIST
+      ap.list.push(p)
+    } else ap.list.unshift(p)
+    this.updateAggrPostHandler(ap)
+    return 0
+  }
+
+  /** ap->post_handler is set only while some child has one (it decides whether post runs at all). */
+  private updateAggrPostHandler(ap: AggrKprobe): void {
+    ap.post_handler = ap.list.some((c) => c.post_handler)
+      ? (_p, regs, flags) => this.aggrPostHandler(ap, regs, flags)
+      : null
+  }
+
+  /** The aggregate is disarmed only when every child is disabled. */
+  private tryToDisableAggrKprobe(ap: AggrKprobe): void {
+    if (kprobeDisabled(ap) || !ap.list.every(kprobeDisabled)) return
+    ap.flags |= KPROBE_FLAG_DISABLED
+    archDisarmKprobe(this.kernel, ap)
+  }
+
+  /** aggr_pre_handler: newest first, disabled children skipped; the first non-zero return ends the chain. */
+  private aggrPreHandler(ap: AggrKprobe, regs: PtRegs): number {
+    for (const kp of [...ap.list]) {
+      if (kprobeDisabled(kp) || !kp.pre_handler) continue
+      if (kp.pre_handler(kp, regs) !== 0) return 1
+    }
+    return 0
+  }
+
+  /** aggr_post_handler: every enabled child's post_handler, same order. */
+  private aggrPostHandler(ap: AggrKprobe, regs: PtRegs, flags: number): void {
+    for (const kp of [...ap.list]) {
+      if (!kprobeDisabled(kp) && kp.post_handler) kp.post_handler(kp, regs, flags)
+    }
+  }
+
+  /**
+   * Fault while stepping an aggregate's copy: each enabled child's fault_handler
+   * in list order until one returns non-zero. (Linux's aggr_fault_handler asks
+   * only the child whose handler is running; host handlers cannot fault, so the
+   * step is the only fault source here and every child gets the chance.)
+   */
+  private aggrFaultHandler(ap: AggrKprobe, regs: PtRegs, trapnr: number): number {
+    for (const kp of [...ap.list]) {
+      if (kprobeDisabled(kp) || !kp.fault_handler) continue
+      if (kp.fault_handler(kp, regs, trapnr) !== 0) return 1
+    }
+    return 0
+  }
+
+  /** kprobes_inc_nmissed_count: an aggregate counts the miss on every child. */
+  private incNmissed(p: RegisteredKprobe): void {
+    if (kprobeAggrprobe(p)) for (const c of p.list) c.nmissed++
+    else p.nmissed++
   }
 
   /** Jump optimization hook (optprobes plugs in here); nothing is optimized yet. */
@@ -221,18 +705,28 @@ export class Kprobes {
 
   private isRegistered(p: Kprobe): boolean {
     if (p.addr === undefined || p.addr === null) return false
-    return this.table.get(p.addr)?.includes(p as RegisteredKprobe) ?? false
+    const hashed = this.table.get(p.addr)
+    if (!hashed) return false
+    if (hashed === p) return !kprobeAggrprobe(p)
+    return kprobeAggrprobe(hashed) && hashed.list.includes(p as RegisteredKprobe)
   }
 
   /** _kprobe_addr: addr, or symbol_name + offset through kallsyms. */
   private kprobeAddr(p: Kprobe): { addr: number } | { err: number } {
+    const r = this.resolveAddr(p)
+    if ('addr' in r) p.addr = r.addr
+    return r
+  }
+
+  /** _kprobe_addr without writing p.addr (register_kretprobe checks before register_kprobe). */
+  private resolveAddr(p: Kprobe): { addr: number } | { err: number } {
     const hasAddr = p.addr !== undefined && p.addr !== null
     const hasSym = p.symbol_name !== undefined && p.symbol_name !== null
     if (hasAddr === hasSym) return { err: -EINVAL }
     if (hasSym) {
       const base = this.kernel.kallsyms.lookupName(p.symbol_name as string)
       if (base === undefined) return { err: -ENOENT }
-      p.addr = base + (p.offset ?? 0)
+      return { addr: base + (p.offset ?? 0) }
     }
     return { addr: p.addr as number }
   }
@@ -328,7 +822,7 @@ export class Kprobes {
         this.kernel.printk.log(this.kernel.jiffies, 'Unrecoverable kprobe detected.')
         throw new Error(`Unrecoverable kprobe detected at ${this.kernel.kallsyms.format(addr)}`)
       }
-      p.nmissed++
+      this.incNmissed(p)
       this.setupSingleStep(p, regs, kcb, true)
       return true
     }
@@ -429,6 +923,11 @@ export class Kprobes {
       this.handlerCpu = outer
     }
   }
+}
+
+/** %px: 16 hex digits of the 64-bit value. */
+function hex64(v: number): string {
+  return BigInt.asUintN(64, BigInt(v)).toString(16).padStart(16, '0')
 }
 
 /** init_kprobes: a Kprobes manager for this kernel. */

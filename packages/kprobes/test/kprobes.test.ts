@@ -3,7 +3,6 @@
 import { decode } from '@probekit/x86-emu'
 import { describe, expect, it } from 'vitest'
 import {
-  EEXIST,
   EILSEQ,
   EINVAL,
   ENOENT,
@@ -95,13 +94,14 @@ describe('register_kprobe: refusals and return codes', () => {
     expect(kp.slots.usedSlots).toBe(1) // the failed attempt gave its slot back
   })
 
-  it('-EINVAL when the same struct kprobe is registered twice; a second probe at one address is -EEXIST (no aggregates yet)', () => {
+  it('-EINVAL when the same struct kprobe is registered twice; a second probe at one address joins an aggregate', () => {
     const p: Kprobe = { symbol_name: 'kprobe_target' }
     expect(kp.register_kprobe(p)).toBe(0)
     expect(kp.register_kprobe(p)).toBe(-EINVAL) // addr and symbol_name are both set now
     const q: Kprobe = { addr: p.addr }
-    expect(kp.register_kprobe(q)).toBe(-EEXIST)
-    kp.unregister_kprobe(p)
+    expect(kp.register_kprobe(q)).toBe(0)
+    expect(kp.register_kprobe(q)).toBe(-EINVAL) // a child of the aggregate is registered too
+    kp.unregister_kprobes([p, q])
     // Reuse after clearing addr (as test_kprobes does).
     p.addr = null
     expect(kp.register_kprobe(p)).toBe(0)
