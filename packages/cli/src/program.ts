@@ -5,7 +5,7 @@ import { Command, CommanderError } from 'commander'
 import { CliError } from './cli-error.js'
 import { decodeCommand } from './commands/decode.js'
 import { demoCommand } from './commands/demo.js'
-import { runCommand } from './commands/run.js'
+import { type RunOptions, runCommand } from './commands/run.js'
 import type { CliIo } from './io.js'
 import { packageVersion } from './version.js'
 
@@ -65,17 +65,21 @@ function createProgram(io: CliIo): Command {
     )
     .option('--max-instructions <n>', 'stop a runaway guest after this many instructions', '20000000000')
     .option('--dmesg', 'print the kernel log (dmesg) to stderr at the end')
-    .passThroughOptions()
-    .addHelpText('after', '\nExample:\n  probekit run --cpus 2 -- ./hello')
-    .action(
-      (
-        prog: string,
-        args: string[],
-        options: { cpus: string; mount: string[]; maxInstructions: string; dmesg?: boolean },
-      ) => {
-        exitCode = runCommand(prog, args, options, io)
-      },
+    .option(
+      '-p, --probe <definition>',
+      "a kernel probe in kprobe_events syntax: 'p[:[GRP/]EVENT] SYM[+OFFS]|ADDR [FETCHARGS]' or 'r[MAXACTIVE][:[GRP/]EVENT] SYM[+0] [FETCHARGS]'; repeatable",
+      collect,
+      [],
     )
+    .option('-t, --trace <file>', 'write probe hits (ftrace lines) to this file instead of stderr')
+    .passThroughOptions()
+    .addHelpText(
+      'after',
+      "\nExamples:\n  probekit run --cpus 2 -- ./hello\n  probekit run -p 'p:myprobe do_sys_open dfd=%di filename=+0(%si):string' -p 'r do_sys_open ret=$retval:s64' -- ./prog",
+    )
+    .action((prog: string, args: string[], options: RunOptions) => {
+      exitCode = runCommand(prog, args, options, io)
+    })
 
   return program
 }

@@ -2,7 +2,9 @@
 // through the real command, with the host's stdio and the program's status.
 
 import { spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
@@ -51,5 +53,48 @@ describe('probekit demo', () => {
     expect(r.stdout).toMatch(/T do_fork \(do_fork\+0x0\/0x[0-9a-f]+\)/)
     expect(r.stdout).toContain(readFileSync(new URL('expected/myprog.stdout', fixtures), 'utf8').trimEnd())
     expect(r.stdout).toContain(readFileSync(new URL('expected/proctree.stdout', fixtures), 'utf8').trimEnd())
+  })
+})
+
+describe('probekit run -p (kernel probes in kprobe_events syntax)', () => {
+  it('prints an ftrace line per hit: entry probes with fetch args, return probes with $retval', () => {
+    const trace = join(mkdtempSync(join(tmpdir(), 'probekit-trace-')), 'trace.txt')
+    const r = run(
+      '-p',
+      'p:myprobe do_sys_open dfd=%di:s32 filename=+0(%si):string',
+      '-p',
+      'r:myret do_sys_open ret=$retval:s64',
+      '-p',
+      'p do_fork clone_flags=%di',
+      '--trace',
+      trace,
+      '--',
+      fileURLToPath(new URL('bin/proctree', fixtures)),
+    )
+    expect(r.code).toBe(0)
+    expect(r.stdout).toBe(readFileSync(new URL('expected/proctree.stdout', fixtures), 'utf8'))
+    const lines = readFileSync(trace, 'utf8').trim().split('\n')
+    const forks = lines.filter((l) => l.includes('p_do_fork_0'))
+    // proctree forks 7 times and vforks once (CLONE_VM|CLONE_VFORK|SIGCHLD), as strace -f counts natively.
+    expect(forks.length).toBe(8)
+    expect(forks[0]).toMatch(
+      /^ +proctree-1 +\[000\] d\.\.\.\. +\d+\.\d{6}: p_do_fork_0: \(do_fork\+0x0\/0x[0-9a-f]+\) clone_flags=0x11$/,
+    )
+    expect(forks.filter((l) => l.endsWith('clone_flags=0x4111')).length).toBe(1)
+  })
+
+  it('rejects a bad definition in one line, before running anything', () => {
+    const r = run('-p', 'p do_fork x=%xyz', '--', fileURLToPath(new URL('bin/hello', fixtures)))
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: "probekit: bad probe definition 'p do_fork x=%xyz': unknown register '%xyz' (column 13)\n",
+    })
+  })
+
+  it('rejects an unknown symbol', () => {
+    const r = run('-p', 'p nosuchfn', '--', fileURLToPath(new URL('bin/hello', fixtures)))
+    expect(r.code).toBe(2)
+    expect(r.stderr).toBe('probekit: cannot place probe p_nosuchfn_0 at nosuchfn+0: no such kernel symbol\n')
   })
 })

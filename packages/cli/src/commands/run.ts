@@ -2,19 +2,24 @@
 // x86-64 Linux executable on the emulated machine under the probekit
 // kernel, with the host's stdio, and exit with the program's status.
 
-import { readFileSync, readSync, writeSync } from 'node:fs'
+import { openSync, readFileSync, readSync, writeSync } from 'node:fs'
 import { posix, resolve } from 'node:path'
 import { checkExecutable, ElfError, Kernel, signalName, syscallName } from '@probekit/kernel'
 import { CliError } from '../cli-error.js'
 import { readGuestImage } from '../guest-image.js'
 import { hostDirectory } from '../host-directory.js'
 import type { CliIo } from '../io.js'
+import { armProbes, parseDefinitions } from '../probes.js'
 
 export interface RunOptions {
   cpus: string
   mount: string[]
   maxInstructions: string
   dmesg?: boolean
+  /** Kernel probe definitions (kprobe_events syntax). */
+  probe: string[]
+  /** Where trace lines go (default: stderr). */
+  trace?: string
 }
 
 function positiveInt(text: string, what: string, max: number): number {
@@ -31,6 +36,7 @@ function guestPath(program: string): string {
 
 export function runCommand(program: string, args: readonly string[], options: RunOptions, io: CliIo): number {
   const cpus = positiveInt(options.cpus, '--cpus', 64)
+  const probeDefs = parseDefinitions(options.probe)
   const budget = Number(options.maxInstructions)
   if (!(budget > 0))
     throw new CliError(`--max-instructions must be positive (got '${options.maxInstructions}')`)
@@ -78,6 +84,17 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   const path = guestPath(program)
   kernel.vfs.writeFile(path, bytes)
   kernel.boot()
+  let traceFd = 2
+  if (probeDefs.length > 0) {
+    if (options.trace) {
+      try {
+        traceFd = openSync(options.trace, 'w')
+      } catch {
+        throw new CliError(`--trace ${options.trace}: cannot write it`)
+      }
+    }
+    armProbes(kernel, probeDefs, (line) => writeAll(traceFd, utf8(`${line}\n`)))
+  }
   kernel.spawn(
     path,
     [program, ...args],
@@ -103,6 +120,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       1,
     )
   throw new CliError(`${program} did not exit: ${result.detail}`, 1)
+}
+
+const encoder = new TextEncoder()
+function utf8(s: string): Uint8Array {
+  return encoder.encode(s)
 }
 
 function writeAll(fd: number, data: Uint8Array): void {
