@@ -78,7 +78,7 @@ describe('probekit run -p (kernel probes in kprobe_events syntax)', () => {
     // proctree forks 7 times and vforks once (CLONE_VM|CLONE_VFORK|SIGCHLD), as strace -f counts natively.
     expect(forks.length).toBe(8)
     expect(forks[0]).toMatch(
-      /^ +proctree-1 +\[000\] d\.\.\.\. +\d+\.\d{6}: p_do_fork_0: \(do_fork\+0x0\/0x[0-9a-f]+\) clone_flags=0x11$/,
+      /^ *proctree-1 +\[000\] d\.\.\.\. +\d+\.\d{6}: p_do_fork_0: \(do_fork\+0x0\/0x[0-9a-f]+\) clone_flags=0x11$/,
     )
     expect(forks.filter((l) => l.endsWith('clone_flags=0x4111')).length).toBe(1)
   })
