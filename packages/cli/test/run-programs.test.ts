@@ -42,7 +42,7 @@ describe('probekit run', () => {
 })
 
 describe('probekit demo', () => {
-  it('boots the kernel, shows do_fork and runs the bundled programs', () => {
+  it("boots the kernel, shows do_fork, runs the seeds' kprobe, jprobe and kretprobe examples on the bundled programs", () => {
     const r = spawnSync(process.execPath, [bin, 'demo'], {
       encoding: 'utf8',
       env: { ...process.env, NO_COLOR: '1' },
@@ -52,6 +52,12 @@ describe('probekit demo', () => {
     expect(r.stdout).toMatch(/Linux version/)
     expect(r.stdout).toMatch(/T do_fork \(do_fork\+0x0\/0x[0-9a-f]+\)/)
     expect(r.stdout).toContain(readFileSync(new URL('expected/myprog.stdout', fixtures), 'utf8').trimEnd())
+    expect(r.stdout).toMatch(
+      /pre_handler: p->addr=0xffffffff81[0-9a-f]+, rip=ffffffff81[0-9a-f]+, rflags=0x[0-9a-f]+\nCall Trace:\n \[<[0-9a-f]{16}>\] do_fork\+0x1/,
+    )
+    expect(r.stdout).toMatch(/jprobe: clone_flags=0x11, stack_size=0x0, regs=0x/)
+    expect(r.stdout).toContain('sys_open returns -2')
+    expect(r.stdout).toContain('Missed probing 0 instances of sys_open')
     expect(r.stdout).toContain(readFileSync(new URL('expected/proctree.stdout', fixtures), 'utf8').trimEnd())
   })
 })

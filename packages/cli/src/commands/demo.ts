@@ -1,11 +1,12 @@
 // probekit demo: what the stack can show today, on the bundled programs.
-// It boots the guest kernel, shows do_fork (the function the seeds' kprobe
-// examples probe) as kallsyms and the decoder see it in the real image, and
-// runs the seeds' uprobe target and a process tree under the kernel.
-// (The seeds' kprobe/jprobe/kretprobe examples join it with @probekit/kprobes.)
+// It boots the guest kernel, shows do_fork as kallsyms and the decoder see
+// it in the real image, then runs the seeds' kprobe, jprobe and kretprobe
+// examples while bundled programs fork and open files, and the seeds'
+// uprobe target.
 
 import { readFileSync } from 'node:fs'
 import { Kernel } from '@probekit/kernel'
+import { jprobeExample, Kprobes, kprobeExample, kretprobeExample } from '@probekit/kprobes'
 import { decode, formatLinear } from '@probekit/x86-emu'
 import { disassemble } from '../disassembly/disassemble.js'
 import { renderListing } from '../disassembly/render-listing.js'
@@ -34,22 +35,55 @@ export function demoCommand(io: CliIo): number {
   const { instructions } = disassemble(decode, bytes, sym.address)
   say(renderListing(instructions, io.colors))
 
-  head("3. The seeds' uprobe target (myprog calls myfunc) under the kernel:")
-  kernel.vfs.writeFile('/bin/myprog', fixture('myprog'))
+  head("3. The seeds' kprobe and jprobe examples on do_fork, while a process tree runs:")
   kernel.vfs.writeFile('/bin/proctree', fixture('proctree'))
-  kernel.spawn('/bin/myprog', ['/bin/myprog'])
+  const kprobes = new Kprobes(kernel)
+  const kp = kprobeExample(kernel, kprobes)
+  const jp = jprobeExample(kernel, kprobes)
+  const logFrom = kernel.printk.lines.length
+  kp.init_module()
+  jp.init_module()
+  kernel.spawn('/bin/proctree', ['/bin/proctree'])
   let r = kernel.run(500_000_000)
+  kp.cleanup_module()
+  jp.cleanup_module()
+  say(io.colors.dim('program output:'))
   say(out.join('').trimEnd())
-  say(`exit status ${r.exit?.status}, ${kernel.machine.totalInstructions()} guest instructions so far`)
+  say(io.colors.dim(`exit status ${r.exit?.status}; the kernel log (dmesg), first lines:`))
+  const log = kernel.printk.lines.slice(logFrom).map((l) => l.text)
+  say(log.slice(0, 14).join('\n'))
+  say(
+    io.colors.dim(
+      `... ${log.filter((l) => l.startsWith('pre_handler')).length} do_fork hits in all; at unload:`,
+    ),
+  )
+  say(log.slice(-2).join('\n'))
 
-  head('4. A process tree (fork, vfork, execve, kill, wait4) on a fresh kernel with 2 vCPUs:')
-  out.length = 0
-  const k2 = new Kernel({ image: readGuestImage(), cpus: 2, stdout: (d) => out.push(dec.decode(d)) })
-  k2.vfs.writeFile('/bin/proctree', fixture('proctree'))
+  head("4. The seeds' kretprobe example on sys_open, while a program opens files (some fail):")
+  const k2 = new Kernel({ image: readGuestImage(), cpus: 2, stdout: () => {} })
+  k2.vfs.writeFile('/bin/fileio', fixture('fileio'))
   k2.boot()
-  k2.spawn('/bin/proctree', ['/bin/proctree'])
+  const rp = kretprobeExample(k2, new Kprobes(k2))
+  const from2 = k2.printk.lines.length
+  rp.init_module()
+  k2.spawn('/bin/fileio', ['/bin/fileio', '/tmp'])
   r = k2.run(500_000_000)
+  rp.cleanup_module()
+  say(
+    k2.printk.lines
+      .slice(from2)
+      .map((l) => l.text)
+      .join('\n'),
+  )
+
+  head("5. The seeds' uprobe target (myprog calls myfunc) under the kernel:")
+  out.length = 0
+  const k3 = new Kernel({ image: readGuestImage(), cpus: 1, stdout: (d) => out.push(dec.decode(d)) })
+  k3.vfs.writeFile('/bin/myprog', fixture('myprog'))
+  k3.boot()
+  k3.spawn('/bin/myprog', ['/bin/myprog'])
+  r = k3.run(500_000_000)
   say(out.join('').trimEnd())
-  say(`exit status ${r.exit?.status}`)
+  say(io.colors.dim(`exit status ${r.exit?.status}`))
   return 0
 }
