@@ -136,6 +136,8 @@ export class Cpu {
   instructions = 0
   /** Index of the instruction a compiled block is executing (for precise faults). */
   ci = 0
+  /** Instructions of the iterations a looping compiled block completed before ci's (for precise faults). */
+  ld = 0
   /** Set by anything that must end the current block early (SMC, stop request). */
   blockExit = false
   /** Set by an op that stopped part-way (a rep string op between chunks): RIP stays on it so it runs again. */

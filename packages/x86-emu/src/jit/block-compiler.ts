@@ -9,29 +9,51 @@
 // asked the CPU to leave the block.
 
 import type { Cpu } from '../cpu/cpu.js'
-import type { Instruction } from '../decoder/instruction.js'
+import { type Instruction, InstructionFlag } from '../decoder/instruction.js'
 import type { Op } from '../exec/op.js'
 import { type JitRuntime, runtime } from './runtime.js'
 import { template } from './templates.js'
 
-export type CompiledBlock = (c: Cpu, ops: Op[]) => number
+export type CompiledBlock = (c: Cpu, ops: Op[], budget: number) => number
 
 let available = true
 
-/** Source of the block function for these instructions (exposed for tests and debugging). */
+/** A block whose last instruction is a relative branch back to its first: it can loop inside its function. */
+function isSelfLoop(insns: readonly Instruction[]): boolean {
+  const last = insns[insns.length - 1]
+  return (
+    last.branchTarget === insns[0].address &&
+    (last.flags & (InstructionFlag.Conditional | InstructionFlag.Jump)) !== 0 &&
+    (last.flags & InstructionFlag.Relative) !== 0 &&
+    template(last) !== null
+  )
+}
+
+/**
+ * Source of the block function for these instructions (exposed for tests and
+ * debugging). It returns how many instructions completed. A self-loop runs
+ * its iterations inside the function while RIP comes back to its start and
+ * the budget allows, so hot inner loops never return to the runner; Cpu.ld
+ * counts the instructions of completed iterations for a fault mid-way.
+ */
 export function blockSource(insns: readonly Instruction[]): string {
-  const lines = ['const r=c.r;let t=0;']
+  const loop = isSelfLoop(insns)
+  const n = insns.length
+  const done = loop ? 'done+' : ''
+  const lines = [loop ? 'const r=c.r;let t=0;let done=0;for(;;){' : 'const r=c.r;let t=0;']
   insns.forEach((insn, k) => {
     const tpl = template(insn)
     if (tpl === null) {
-      lines.push(`c.ci=${k};ops[${k}](c);if(c.blockExit)return ${k + 1};`)
+      lines.push(`c.ci=${k};ops[${k}](c);if(c.blockExit)return ${done}${k + 1};`)
       return
     }
     lines.push(
-      `${tpl.mayFault ? `c.ci=${k};` : ''}${tpl.code}${tpl.mayWrite ? `if(c.blockExit)return ${k + 1};` : ''}`,
+      `${tpl.mayFault ? `c.ci=${k};` : ''}${tpl.code}${tpl.mayWrite ? `if(c.blockExit)return ${done}${k + 1};` : ''}`,
     )
   })
-  lines.push(`return ${insns.length};`)
+  if (loop) {
+    lines.push(`done+=${n};c.ld=done;if(c.rip!==${insns[0].address}||done+${n}>budget)return done;}`)
+  } else lines.push(`return ${n};`)
   return lines.join('\n')
 }
 
@@ -39,7 +61,7 @@ export function blockSource(insns: readonly Instruction[]): string {
 export function compileBlock(insns: readonly Instruction[]): CompiledBlock | null {
   if (!available) return null
   try {
-    const make = new Function('rt', `return function block(c, ops) {\n${blockSource(insns)}\n}`) as (
+    const make = new Function('rt', `return function block(c, ops, budget) {\n${blockSource(insns)}\n}`) as (
       rt: JitRuntime,
     ) => CompiledBlock
     return make(runtime)

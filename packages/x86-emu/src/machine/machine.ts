@@ -284,19 +284,23 @@ export class Machine implements CpuHost {
     // Fast path: a compiled block run whole, with no single-step, resume flag or debug register armed.
     if (b.jit !== null && budget >= b.length && (c.eflags & (TF | RF)) === 0 && c.debugTraps === 0) {
       let i: number
+      c.ld = 0
       try {
-        i = b.jit(c, ops)
+        i = b.jit(c, ops, budget)
       } catch (e) {
         return this.faulted(c, b, e)
       }
       c.instructions += i
+      // A looping block returns whole iterations (RIP set by its branch) or stops inside one.
+      const within = i > b.length ? i % b.length : i
       if (c.repeatCurrent) {
         c.repeatCurrent = false
-        c.rip = b.ips[i - 1]
+        c.rip = b.ips[within - 1]
         return false
       }
-      if (i < b.length || !b.lastBranch) c.rip = b.ips[i]
-      return i === b.length
+      if (within === 0) return true
+      if (within < b.length || !b.lastBranch) c.rip = b.ips[within]
+      return within === b.length
     }
     const stepping = (c.eflags & TF) !== 0
     // Debug features need an instruction boundary after every instruction.
@@ -308,7 +312,8 @@ export class Machine implements CpuHost {
         b.jit = compileBlock(b.insns)
       }
       if (n === b.length && b.jit !== null) {
-        i = b.jit(c, ops)
+        c.ld = 0
+        i = b.jit(c, ops, n)
       } else {
         if (c.execBreakpoints.length > 0) checkExecBreakpoint(c, b.ips[0])
         for (; i < n; i++) {
@@ -358,7 +363,8 @@ export class Machine implements CpuHost {
     // A trap (int3, int n) reports the next instruction, a fault the instruction itself.
     if (e.trap) i++
     c.rip = b.ips[i]
-    c.instructions += i
+    c.instructions += i + c.ld
+    c.ld = 0
     c.pendingDataHits = 0
     c.repeatCurrent = false
     this.raise(c, eventFromFault(e))
