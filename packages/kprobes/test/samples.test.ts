@@ -14,7 +14,11 @@ function boot(program: string, argv: string[]) {
   const k = new Kernel({ image: image(), cpus: 2, memorySize: 64 * 1024 * 1024 })
   k.vfs.writeFile(`/bin/${program}`, fixture(program))
   k.boot()
-  return { k, run: () => (k.spawn(`/bin/${program}`, argv), k.run(500_000_000)) }
+  const run = () => {
+    k.spawn(`/bin/${program}`, argv)
+    return k.run(500_000_000)
+  }
+  return { k, run }
 }
 
 describe("the seeds' examples", () => {
