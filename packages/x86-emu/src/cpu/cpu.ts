@@ -311,7 +311,7 @@ export class Cpu {
     if (this.memory.codeFrames[frame] !== 0) bits &= ~(TLB_W_SUP | TLB_W_USER)
     if (this.dataBreakpoints && this.watchesPage(vpn))
       bits &= ~(TLB_R_SUP | TLB_R_USER | TLB_W_SUP | TLB_W_USER)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     t.vpn[i] = vpn
     t.phys[i] = phys
@@ -338,7 +338,7 @@ export class Cpu {
 
   read8(addr: number): number {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     if (t.vpn[i] === vpn && (t.bits[i] & this.rBit) !== 0) return this.mem[t.phys[i] + (addr & 0xfff)]
     return this.mem[this.slowPhys(addr, 1, Access.Read)]
@@ -346,7 +346,7 @@ export class Cpu {
 
   read16(addr: number): number {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
     if (t.vpn[i] === vpn && (t.bits[i] & this.rBit) !== 0 && off <= 4094)
@@ -359,7 +359,7 @@ export class Cpu {
   /** 32-bit read as int32. */
   read32(addr: number): number {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
     if (t.vpn[i] === vpn && (t.bits[i] & this.rBit) !== 0 && off <= 4092)
@@ -372,7 +372,7 @@ export class Cpu {
   /** 64-bit read: returns the low half (int32), leaves the high half in this.th. */
   read64(addr: number): number {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
     if (t.vpn[i] === vpn && (t.bits[i] & this.rBit) !== 0 && off <= 4088) {
@@ -416,7 +416,7 @@ export class Cpu {
 
   read8w(addr: number): number {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0) return this.mem[t.phys[i] + (addr & 0xfff)]
     return this.mem[this.slowPhys(addr, 1, Access.Write)]
@@ -424,7 +424,7 @@ export class Cpu {
 
   read16w(addr: number): number {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
     if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4094)
@@ -435,7 +435,7 @@ export class Cpu {
 
   read32w(addr: number): number {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
     if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4092)
@@ -446,7 +446,7 @@ export class Cpu {
 
   read64w(addr: number): number {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
     if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4088) {
@@ -462,7 +462,7 @@ export class Cpu {
 
   write8(addr: number, v: number): void {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0) {
       this.mem[t.phys[i] + (addr & 0xfff)] = v
@@ -475,7 +475,7 @@ export class Cpu {
 
   write16(addr: number, v: number): void {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
     if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4094) {
@@ -491,7 +491,7 @@ export class Cpu {
 
   write32(addr: number, v: number): void {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
     if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4092) {
@@ -507,7 +507,7 @@ export class Cpu {
 
   write64(addr: number, lo: number, hi: number): void {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     const off = addr & 0xfff
     if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4088) {
@@ -527,7 +527,7 @@ export class Cpu {
   /** Check that a write of `size` bytes would succeed (for instructions that must not fault half-way). */
   probeWrite(addr: number, size: number): void {
     const vpn = Math.floor(addr / 4096)
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const t = this.tlb
     if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && (addr & 0xfff) + size <= 4096) return
     this.translate(addr, Access.Write, this.cpl === 3)

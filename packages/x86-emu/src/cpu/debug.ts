@@ -33,6 +33,7 @@ export function enabledBreakpoints(c: Cpu): Breakpoint[] {
 
 /** Re-arm after a write to DR0-3/DR7: data breakpoints change which pages may be cached. */
 export function updateDebugState(c: Cpu): void {
+  const hadData = c.dataBreakpoints
   const bps = enabledBreakpoints(c)
   const data = bps.filter((b) => b.rw !== 0)
   const exec = bps.filter((b) => b.rw === 0)
@@ -49,7 +50,8 @@ export function updateDebugState(c: Cpu): void {
       }
     }
   }
-  c.flushTlb()
+  // Data breakpoints keep their pages out of the TLB: flush only when some are or were armed.
+  if (data.length > 0 || hadData) c.flushTlb()
 }
 
 /** Before executing at `rip`: an enabled execution breakpoint there raises #DB (a fault), unless RF is set. */

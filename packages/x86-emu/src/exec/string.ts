@@ -150,7 +150,7 @@ type Run = (c: Cpu, delta: number, max: number) => number
 /** Physical address of addr when the TLB already allows the access (`bit` is Cpu.rBit or wBit), else -1. */
 function physFor(c: Cpu, addr: number, bit: number): number {
   const vpn = Math.floor(addr / 4096)
-  const i = vpn & TLB_MASK
+  const i = (vpn ^ (vpn >> 10)) & TLB_MASK
   const t = c.tlb
   return t.vpn[i] === vpn && (t.bits[i] & bit) !== 0 ? t.phys[i] + (addr & 0xfff) : -1
 }

@@ -319,8 +319,12 @@ export function compileMovDr(insn: Instruction): Op {
     }
     const lo = c.r[2 * insn.rm]
     const v = c.r[2 * insn.rm + 1] * TWO_32 + (lo >>> 0)
+    if (dr === 6) {
+      // DR6 is status only: clearing it (every #DB handler does) re-arms nothing.
+      c.dr6 = lo | DR6_FIXED
+      return
+    }
     if (dr < 4) c.dr[dr] = v
-    else if (dr === 6) c.dr6 = lo | DR6_FIXED
     else c.dr7 = lo | 0x400
     updateDebugState(c)
   }

@@ -256,7 +256,7 @@ export class Machine implements CpuHost {
     const rip = c.rip
     const vpn = Math.floor(rip / 4096)
     const t = c.tlb
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     const phys =
       t.vpn[i] === vpn && (t.bits[i] & c.xBit) !== 0
         ? t.phys[i] + (rip & 0xfff)

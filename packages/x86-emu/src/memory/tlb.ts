@@ -1,4 +1,6 @@
-// A software TLB: direct-mapped, one per CPU.
+// A software TLB: direct-mapped, one per CPU. The slot is the page number
+// folded with its upper bits ((vpn ^ vpn >> 10) & mask), so user pages and the
+// kernel half do not all land on the same slots.
 //
 // Each entry caches one virtual page's frame and which accesses the last
 // page walk allowed, per privilege: a hit costs two typed-array loads and a
@@ -6,7 +8,7 @@
 // no decoded code, so those writes take the slow path that sets D and
 // invalidates code.
 
-export const TLB_SIZE = 1024
+export const TLB_SIZE = 4096
 export const TLB_MASK = TLB_SIZE - 1
 
 // Permission bits of an entry.
@@ -36,7 +38,7 @@ export class Tlb {
   }
 
   flushPage(vpn: number): void {
-    const i = vpn & TLB_MASK
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     if (this.vpn[i] === vpn) {
       this.vpn[i] = Number.NaN
       this.bits[i] = 0
