@@ -99,7 +99,130 @@ export function archCopyKprobe(
     if (newdisp < -0x80000000 || newdisp > 0x7fffffff) return -EILSEQ
     new DataView(copy.buffer).setInt32(insn.displacementOffset, newdisp, true)
   }
-  return { insn: slot, length: insn.length, copy, ifModifier: isIfModifier(insn), boostable: 0 }
+  // Boost at prepare time (5.10): a boostable copy is followed by a jmp back, so it can run without a trap.
+  if (canBoost(kernel, insn, addr) && insn.length + JMP32_INSN_SIZE <= MAX_INSN_SIZE) {
+    const boosted = new Uint8Array(insn.length + JMP32_INSN_SIZE)
+    boosted.set(copy)
+    boosted[insn.length] = 0xe9
+    new DataView(boosted.buffer).setInt32(
+      insn.length + 1,
+      addr + insn.length - (slot + insn.length + JMP32_INSN_SIZE),
+      true,
+    )
+    return { insn: slot, length: insn.length, copy: boosted, ifModifier: isIfModifier(insn), boostable: 1 }
+  }
+  return { insn: slot, length: insn.length, copy, ifModifier: isIfModifier(insn), boostable: -1 }
+}
+
+const JMP32_INSN_SIZE = 5
+
+/** Second bytes of two-byte opcodes (0F xx) that can be boosted (twobyte_is_boostable). */
+const TWOBYTE_BOOSTABLE = new Set<number>([
+  0x02,
+  0x03,
+  0x06,
+  0x08,
+  0x09,
+  0x1f,
+  0x20,
+  0x21,
+  0x22,
+  0x23,
+  0x31,
+  ...range(0x40, 0x4f),
+  ...range(0x60, 0x6b),
+  0x6e,
+  0x6f,
+  0x74,
+  0x75,
+  0x76,
+  0x77,
+  0x7e,
+  0x7f,
+  ...range(0x90, 0x9f),
+  0xa0,
+  0xa1,
+  0xa3,
+  0xa4,
+  0xa5,
+  0xa8,
+  0xa9,
+  0xab,
+  0xac,
+  0xad,
+  0xaf,
+  ...range(0xb0, 0xb7),
+  ...range(0xbb, 0xbf),
+  0xc0,
+  0xc1,
+  ...range(0xc8, 0xcf),
+  0xd1,
+  0xd2,
+  0xd3,
+  0xd5,
+  0xd8,
+  0xd9,
+  0xdb,
+  0xdc,
+  0xdd,
+  0xdf,
+  0xe1,
+  0xe2,
+  0xe5,
+  0xe8,
+  0xe9,
+  0xeb,
+  0xec,
+  0xed,
+  0xef,
+  0xf1,
+  0xf2,
+  0xf3,
+  0xf5,
+  0xf8,
+  0xf9,
+  0xfa,
+  0xfc,
+  0xfd,
+  0xfe,
+])
+
+function range(a: number, b: number): number[] {
+  return Array.from({ length: b - a + 1 }, (_, i) => a + i)
+}
+
+/**
+ * can_boost (arch/x86/kernel/kprobes/core.c, 5.10): may this instruction run
+ * from the slot followed by a jump back, without a single-step trap? Not if
+ * it can fault into a fixup (exception table), is relative to where it runs
+ * (jcc, jmp/call rel, loop), traps (int*), or is a prefix/far form the copy
+ * cannot honour.
+ */
+export function canBoost(kernel: Kernel, insn: Instruction, addr: number): boolean {
+  if (kernel.image.exceptionTable.some((e) => e.insn === addr)) return false
+  if (insn.addressSizePrefix || insn.segment === 'cs') return false
+  if (insn.encoding !== 'legacy') return false
+  if (insn.map === 1) return TWOBYTE_BOOSTABLE.has(insn.opcode)
+  if (insn.map !== 0) return false
+  const op = insn.opcode
+  switch (op & 0xf0) {
+    case 0x60:
+      return op !== 0x62
+    case 0x70:
+      return false // jcc
+    case 0x90:
+      return op !== 0x9a // call far
+    case 0xc0:
+      return (op > 0xc1 && op < 0xcc) || op === 0xcf // not int3/int n/into
+    case 0xd0:
+      return op === 0xd4 || op === 0xd5 || op === 0xd7 // AA* and XLAT
+    case 0xe0:
+      return (op & 0x04) !== 0 || op === 0xea // not loop/jcxz/call rel/jmp rel
+    case 0xf0:
+      return op === 0xf5 || (op > 0xf7 && op < 0xfe)
+    default:
+      return op !== 0x2e && op !== 0x9a
+  }
 }
 
 /** arch_arm_kprobe: int3 over the first byte (a one-byte text_poke is atomic for other CPUs). */
@@ -150,7 +273,6 @@ export function resumeExecution(kernel: Kernel, p: RegisteredKprobe, regs: PtReg
       case 0xcf:
       case 0xea:
         // ret/lret/iret/jmp far: ip was loaded from the stack or operand, already right.
-        p.ainsn.boostable = 1
         relocateIp = false
         break
       case 0xe8:
@@ -165,7 +287,6 @@ export function resumeExecution(kernel: Kernel, p: RegisteredKprobe, regs: PtReg
           relocateIp = false
         } else if (reg === 4 || reg === 5) {
           // Indirect jmp near/far: ip is the absolute target.
-          p.ainsn.boostable = 1
           relocateIp = false
         }
         break

@@ -60,6 +60,8 @@ export const DR6_BS = 0x4000
 export const KPROBES_NOTIFIER_PRIORITY = 0x7fffffff
 
 export interface KprobesOptions {
+  /** Boost probes where can_boost allows (default true; Linux does only without CONFIG_PREEMPTION). */
+  boost?: boolean
   /** Where the insn slot pages go (default MODULES_VADDR). */
   slotBase?: number
 }
@@ -89,11 +91,14 @@ export class Kprobes {
   private readonly instanceSeq = new WeakMap<KretprobeInstance, number>()
   private nextInstanceSeq = 1
 
+  private readonly boost: boolean
+
   constructor(
     readonly kernel: Kernel,
     options: KprobesOptions = {},
   ) {
     this.slots = new InsnSlotCache(kernel, options.slotBase)
+    this.boost = options.boost ?? true
     this.busyKprobe = {
       addr: 0,
       flags: 0,
@@ -847,6 +852,13 @@ export class Kprobes {
 
   /** setup_singlestep: run the copy in the slot for exactly one instruction (TF), interrupts off. */
   private setupSingleStep(p: RegisteredKprobe, regs: PtRegs, kcb: KprobeCtlblk, reenter: boolean): void {
+    // Boost (non-preemptible kernel): run the copy and its jmp back directly, no trap; not with a post_handler.
+    if (this.boost && p.ainsn.boostable === 1 && !p.post_handler) {
+      // A reentered boosted probe neither resets nor sets current_kprobe: it does not single-step.
+      if (!reenter) kcb.current = null
+      regs.set('ip', p.ainsn.insn)
+      return
+    }
     if (reenter) {
       kcb.prev_kprobe = {
         kp: kcb.current,

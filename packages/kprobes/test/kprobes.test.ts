@@ -194,6 +194,8 @@ describe('the hit path', () => {
         hits++
         return 0
       },
+      // A post_handler needs the single-step (it turns boosting off).
+      post_handler: () => {},
     }
     expect(kp.register_kprobe(p)).toBe(0)
     k.run(300_000)
