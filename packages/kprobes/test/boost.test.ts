@@ -73,7 +73,7 @@ describe('boosting', () => {
     ]
     for (const [name, bytes, want] of cases) {
       // decode() cannot decode a few of these in 64-bit mode (9a): those are refused before boosting anyway.
-      let insn
+      let insn: ReturnType<typeof decode>
       try {
         insn = decode(Uint8Array.from(bytes), at)
       } catch {
