@@ -1,6 +1,7 @@
 // Kretprobes: the entry probe hijacks the return address, the guest's kretprobe_trampoline
 // comes back through HC_KRETPROBE_TRAMPOLINE, the handler sees the return value.
 
+import { stackTrace } from '@probekit/kernel'
 import { describe, expect, it } from 'vitest'
 import {
   E2BIG,
@@ -206,5 +207,28 @@ describe('kretprobe hits', () => {
     expect(kp.register_kprobe(rogue)).toBe(0)
     expect(() => k.run(300_000)).toThrow(/kretprobe BUG!/)
     expect(k.printk.text()).toMatch(/kretprobe BUG!: Processing kretprobe [0-9a-f]{16} @ [0-9a-f]{16}/)
+  })
+})
+
+describe('backtraces', () => {
+  it('a backtrace taken inside a kretprobed function shows the trampoline as its return address', () => {
+    const k = bootKernel(1, [BAD_OPENER])
+    const kp = new Kprobes(k)
+    const rp: Kretprobe = { kp: { symbol_name: 'do_sys_open' }, handler: () => 0 }
+    expect(kp.register_kretprobe(rp)).toBe(0)
+    // Inside the body, after "mov %rsp,%rbp": the frame's return slot now holds the trampoline.
+    let trace: string[] = []
+    const inner: Kprobe = {
+      symbol_name: 'do_sys_open',
+      offset: 0xb, // push %r14, after the frame is set up
+      pre_handler: (_p, regs) => {
+        if (trace.length === 0) trace = stackTrace(k, regs).map((a) => k.kallsyms.format(a))
+        return 0
+      },
+    }
+    expect(kp.register_kprobe(inner)).toBe(0)
+    k.run(200_000)
+    expect(trace[0]).toMatch(/^do_sys_open\+0xc\//)
+    expect(trace[1]).toMatch(/^kretprobe_trampoline\+0x0\//)
   })
 })
