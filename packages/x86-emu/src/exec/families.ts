@@ -13,6 +13,7 @@ import { compileEa, memWriteAt, readGpr, writeRm } from './operands.js'
 import { compileDoubleShift, compileShift } from './shift.js'
 import { compileSse } from './sse.js'
 import { compileString, compileXlat } from './string.js'
+import { compileX87 } from './x87.js'
 
 export function extraLegacy(insn: Instruction): Op | null {
   if (insn.encoding !== 'legacy' || insn.map !== 0) return null
@@ -44,6 +45,16 @@ export function extraLegacy(insn: Instruction): Op | null {
       return compileString(insn)
     case 0xd7:
       return compileXlat(insn)
+    case 0x9b:
+    case 0xd8:
+    case 0xd9:
+    case 0xda:
+    case 0xdb:
+    case 0xdc:
+    case 0xdd:
+    case 0xde:
+    case 0xdf:
+      return compileX87(insn)
     case 0x8c:
       return compileMovFromSreg(insn)
   }

@@ -16,7 +16,7 @@
 // reads all of them before changing any state. Faults are precise.
 
 import type { Cpu } from '../cpu/cpu.js'
-import { x87State } from '../cpu/fpu-state.js'
+import { x87FromFxsave, x87State, x87ToFxsave } from '../cpu/fpu-state.js'
 import type { Instruction } from '../decoder/instruction.js'
 import type { Op } from './op.js'
 import { compileEa } from './operands.js'
@@ -31,51 +31,17 @@ const image = new Uint8Array(512)
 const view = new DataView(image.buffer)
 
 // ---------------------------------------------------------------- x87 part
-// The x87 fields of the image. Until x87 instructions are executed this just
-// moves the placeholder record of cpu/fpu-state.ts in and out.
+// The x87 fields of the image (the conversion lives in cpu/fpu-state.ts, where
+// the kernel's signal frames can use it too).
 
 /** Fill bytes 0-23 and 32-159 (the x87 fields) of the fxsave image. */
 function x87ToImage(c: Cpu, wide: boolean): void {
-  const s = x87State(c)
-  view.setUint16(0, s.fcw, true)
-  view.setUint16(2, s.fsw, true)
-  image[4] = s.ftwAbridged
-  image[5] = 0
-  view.setUint16(6, s.fop & 0x7ff, true)
-  if (wide) {
-    view.setBigUint64(8, BigInt.asUintN(64, BigInt(s.fip)), true)
-    view.setBigUint64(16, BigInt.asUintN(64, BigInt(s.fdp)), true)
-  } else {
-    view.setUint32(8, s.fip >>> 0, true)
-    view.setUint32(12, s.fcs & 0xffff, true)
-    view.setUint32(16, s.fdp >>> 0, true)
-    view.setUint32(20, s.fds & 0xffff, true)
-  }
-  for (let i = 0; i < 8; i++) {
-    image.set(s.st.subarray(10 * i, 10 * i + 10), 32 + 16 * i)
-    image.fill(0, 42 + 16 * i, 48 + 16 * i)
-  }
+  x87ToFxsave(x87State(c), image, wide)
 }
 
 /** Load the x87 fields from an fxrstor image. */
 function x87FromImage(c: Cpu, wide: boolean): void {
-  const s = x87State(c)
-  s.fcw = view.getUint16(0, true)
-  s.fsw = view.getUint16(2, true)
-  s.ftwAbridged = image[4]
-  s.fop = view.getUint16(6, true) & 0x7ff
-  if (wide) {
-    s.fip = Number(BigInt.asIntN(64, view.getBigUint64(8, true)))
-    s.fdp = Number(BigInt.asIntN(64, view.getBigUint64(16, true)))
-    s.fcs = 0
-    s.fds = 0
-  } else {
-    s.fip = view.getUint32(8, true)
-    s.fcs = view.getUint16(12, true)
-    s.fdp = view.getUint32(16, true)
-    s.fds = view.getUint16(20, true)
-  }
-  for (let i = 0; i < 8; i++) s.st.set(image.subarray(32 + 16 * i, 42 + 16 * i), 10 * i)
+  x87FromFxsave(x87State(c), image, wide)
 }
 
 // ---------------------------------------------------------------- instructions
