@@ -19,6 +19,8 @@ import {
   formatLinear,
   Machine,
   type RunResult,
+  restoreX87State,
+  x87State,
 } from '@probekit/x86-emu'
 import {
   HC_CPU_ONLINE,
@@ -384,6 +386,7 @@ export class Kernel {
       // The FPU/SSE context goes with the task (switch_fpu_prepare / switch_fpu_finish).
       prev.xmm.set(cpu.xmm)
       prev.mxcsr = cpu.mxcsr
+      restoreX87State(prev.x87, x87State(cpu))
       prev.fsBase = cpu.fsBase
       prev.gsBase = cpu.kernelGsBase
       prev.lastRan = cpu.instructions
@@ -396,6 +399,7 @@ export class Kernel {
       next.cpu = cpu.id
       cpu.xmm.set(next.xmm)
       cpu.mxcsr = next.mxcsr
+      restoreX87State(x87State(cpu), next.x87)
       cpu.fsBase = next.fsBase
       cpu.kernelGsBase = next.gsBase
       cpu.setCr3(next.mm.space.root)

@@ -2,6 +2,7 @@
 // and futex wait/wake. Called from the hypercalls the guest's do_fork,
 // do_execve and do_exit make, and from the host syscall table.
 
+import { copyX87State, newX87State, restoreX87State, x87State } from '@probekit/x86-emu'
 import { ECHILD, ENOENT, ESRCH } from './errno.js'
 import { loadExecutable } from './exec-loader.js'
 import type { SyscallContext, SyscallResult } from './syscalls.js'
@@ -51,6 +52,7 @@ export function forkTask(
   // The child starts with the parent's FPU/SSE registers as they are now (on this CPU).
   child.xmm.set(ctx.cpu.xmm)
   child.mxcsr = ctx.cpu.mxcsr
+  child.x87 = copyX87State(x87State(ctx.cpu))
   child.cwd = parent.cwd
   child.umask = parent.umask
   frame.save(child.regs)
@@ -131,6 +133,7 @@ export function execTask(ctx: SyscallContext, path: string): number {
   task.fsBase = 0
   cpu.xmm.fill(0)
   cpu.mxcsr = 0x1f80
+  restoreX87State(x87State(cpu), newX87State())
   task.files.closeOnExec()
   task.sighand = task.sighand.clone()
   task.sighand.resetOnExec()

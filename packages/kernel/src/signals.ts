@@ -2,6 +2,7 @@
 // mode with a real x86-64 rt_sigframe (siginfo + ucontext) on the user
 // stack; rt_sigreturn restores the interrupted context from it.
 
+import { type Cpu, x87FromFxsave, x87State, x87ToFxsave } from '@probekit/x86-emu'
 import type { PtRegsFrame } from './kernel.js'
 import type { Task } from './task.js'
 import { copyFromUser, copyToUser } from './user-memory.js'
@@ -116,19 +117,16 @@ export class SignalHandlers {
 
 export const bit = (sig: number): bigint => 1n << BigInt(sig - 1)
 
-/** The FPU/SSE registers a signal frame saves (a Cpu qualifies). */
-export interface FpuRegisters {
-  xmm: Int32Array
-  mxcsr: number
-}
+/** The FPU/SSE registers a signal frame saves: the CPU's. */
+export type FpuRegisters = Cpu
 
 const FXSAVE_SIZE = 512
 
-/** The fxsave-format image of the SSE state (x87 part: the state after fninit, until x87 executes). */
+/** The fxsave-format image (64-bit layout) of the FPU/SSE state. */
 function fxsaveImage(fpu: FpuRegisters): Uint8Array {
   const b = new Uint8Array(FXSAVE_SIZE)
   const v = new DataView(b.buffer)
-  v.setUint16(0, 0x037f, true)
+  x87ToFxsave(x87State(fpu), b, true)
   v.setInt32(24, fpu.mxcsr, true)
   v.setInt32(28, 0xffff, true)
   for (let i = 0; i < 64; i++) v.setInt32(160 + 4 * i, fpu.xmm[i], true)
@@ -253,6 +251,7 @@ export function restoreRtFrame(
     try {
       const image = copyFromUser(task.mm, fpstate, FXSAVE_SIZE)
       const iv = new DataView(image.buffer)
+      x87FromFxsave(x87State(fpu), image, true)
       fpu.mxcsr = iv.getInt32(24, true) & 0xffff
       for (let i = 0; i < 64; i++) fpu.xmm[i] = iv.getInt32(160 + 4 * i, true)
     } catch {

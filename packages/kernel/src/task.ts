@@ -2,6 +2,7 @@
 // Kernel code never blocks, so a task off-CPU is fully described by the
 // pt_regs frame it last entered the kernel with, plus its FS/GS bases.
 
+import { newX87State, type X87State } from '@probekit/x86-emu'
 import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from './abi.js'
 import type { FdTable } from './files.js'
 import type { Mm } from './mm.js'
@@ -38,9 +39,10 @@ export class Task {
   /** Working directory (set at creation: the file system root) and file mode creation mask. */
   cwd!: Directory
   umask = 0o022
-  /** SSE state while off-CPU (the x87 part joins it once the emulator executes x87). */
+  /** FPU/SSE state while off-CPU. */
   readonly xmm = new Int32Array(64)
   mxcsr = 0x1f80
+  x87: X87State = newX87State()
   /** Signal actions, shared by the threads of a process. */
   sighand = new SignalHandlers()
   /** Blocked signals (bit n-1 for signal n). */

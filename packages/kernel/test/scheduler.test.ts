@@ -109,4 +109,48 @@ describe('FPU/SSE context', () => {
     expect([a.state, b.state]).toEqual(['zombie', 'zombie'])
     expect([a.exitCode, b.exitCode]).toEqual([11, 22])
   })
+
+  it('each process keeps its own x87 register stack across context switches', () => {
+    // push P ; fild dword [rsp] ; spin ; fistp dword [rsp] ; pop rdi ; exit_group(rdi)
+    const x87keeper = (p: number) =>
+      tinyElf([
+        0xb8,
+        p,
+        0,
+        0,
+        0,
+        0x50,
+        0xdb,
+        0x04,
+        0x24,
+        0xb9,
+        0x40,
+        0x0d,
+        0x03,
+        0x00,
+        0xff,
+        0xc9,
+        0x75,
+        0xfc,
+        0xdb,
+        0x1c,
+        0x24,
+        0x5f,
+        0xb8,
+        0xe7,
+        0,
+        0,
+        0,
+        0x0f,
+        0x05,
+      ])
+    const k = new Kernel({ image: guestImage(), memorySize: 64 * 1024 * 1024, tickCycles: 10_000 })
+    k.vfs.writeFile('/bin/a', x87keeper(11))
+    k.vfs.writeFile('/bin/b', x87keeper(22))
+    k.boot()
+    const a = k.spawn('/bin/a', ['a'])
+    const b = k.spawn('/bin/b', ['b'])
+    k.run(5_000_000)
+    expect([a.exitCode, b.exitCode]).toEqual([11, 22])
+  })
 })
