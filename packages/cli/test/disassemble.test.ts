@@ -1,6 +1,6 @@
+import { DecodeError, InstructionFlag as Flag } from '@probekit/x86-emu'
 import pc from 'picocolors'
 import { describe, expect, it } from 'vitest'
-import { Flag } from '../src/disassembly/decoded-instruction.js'
 import { disassemble } from '../src/disassembly/disassemble.js'
 import { formatInstruction, instructionLabels } from '../src/disassembly/format-instruction.js'
 import { renderListing } from '../src/disassembly/render-listing.js'
@@ -95,15 +95,9 @@ describe('disassemble', () => {
     fakeInstruction(KERNEL + 4, 'cc', 'int3', [], { flags: Flag.Int3 }),
   ]
   const bytes = Uint8Array.from([0x55, 0x48, 0x89, 0xe5, 0xcc, 0x0f, 0xff])
-  class DecodeError extends Error {
-    override name = 'DecodeError'
-    constructor(readonly reason: string) {
-      super(reason)
-    }
-  }
-  const decode = (_bytes: Uint8Array, address: number) => {
+  const decode = (at: Uint8Array, address: number) => {
     const insn = program.find((i) => i.address === address)
-    if (!insn) throw new DecodeError('invalid')
+    if (!insn) throw new DecodeError('invalid', address, at.subarray(0, 1))
     return insn
   }
 

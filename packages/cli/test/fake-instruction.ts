@@ -1,15 +1,16 @@
-// Hand-built decoder results, so the CLI's formatting is tested without
-// depending on the state of x86-emu's decoder.
+// Hand-built decoder results, so the CLI's formatting is tested on exactly
+// the operand shapes each case is about.
 
-import type { DecodedInstruction, DecodedOperand } from '../src/disassembly/decoded-instruction.js'
+import type { Operand } from '@probekit/x86-emu'
+import type { ListedInstruction } from '../src/disassembly/listed-instruction.js'
 
 export function fakeInstruction(
   address: number,
   hex: string,
   mnemonic: string,
-  operands: DecodedOperand[] = [],
-  extra: Partial<DecodedInstruction> = {},
-): DecodedInstruction {
+  operands: Operand[] = [],
+  extra: Partial<ListedInstruction> = {},
+): ListedInstruction {
   const bytes = Uint8Array.from(hex.match(/../g) ?? [], (b) => Number.parseInt(b, 16))
   return {
     address,
@@ -26,9 +27,10 @@ export function fakeInstruction(
   }
 }
 
-export const reg = (name: string): DecodedOperand => ({ kind: 'reg', name })
+// The listing prints only the name; class/index/size are the decoder's bookkeeping.
+export const reg = (name: string): Operand => ({ kind: 'reg', name, class: 'gpr', index: 0, size: 8 })
 
-export function mem(fields: Partial<Extract<DecodedOperand, { kind: 'mem' }>>): DecodedOperand {
+export function mem(fields: Partial<Extract<Operand, { kind: 'mem' }>>): Operand {
   return {
     kind: 'mem',
     size: 8,
@@ -42,7 +44,7 @@ export function mem(fields: Partial<Extract<DecodedOperand, { kind: 'mem' }>>): 
   }
 }
 
-export const imm = (value: number, size = 1): DecodedOperand => ({
+export const imm = (value: number, size = 1): Operand => ({
   kind: 'imm',
   size,
   value,

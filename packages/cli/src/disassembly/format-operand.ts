@@ -1,7 +1,7 @@
 // One operand in Intel syntax as capstone spells it:
 // 'rbp', 'qword ptr [rbp - 8]', 'qword ptr gs:[0x1d4c0]', '0x10', '0xffffffff81000010'.
 
-import type { DecodedOperand } from './decoded-instruction.js'
+import type { Operand } from '@probekit/x86-emu'
 import { formatAddress, formatSigned } from './hex.js'
 
 const GPR64 = ['rax', 'rcx', 'rdx', 'rbx', 'rsp', 'rbp', 'rsi', 'rdi']
@@ -24,7 +24,7 @@ function gprName(n: number, addressSize: 4 | 8): string {
   return addressSize === 8 ? `r${n}` : `r${n}d`
 }
 
-function formatMemory(op: Extract<DecodedOperand, { kind: 'mem' }>, addressSize: 4 | 8): string {
+function formatMemory(op: Extract<Operand, { kind: 'mem' }>, addressSize: 4 | 8): string {
   const terms: string[] = []
   if (op.ripRelative) terms.push(addressSize === 8 ? 'rip' : 'eip')
   else if (op.base >= 0) terms.push(gprName(op.base, addressSize))
@@ -49,7 +49,7 @@ function formatMemory(op: Extract<DecodedOperand, { kind: 'mem' }>, addressSize:
   return `${size ? `${size} ptr ` : ''}${segment}[${inside}]`
 }
 
-export function formatOperand(op: DecodedOperand, addressSize: 4 | 8): string {
+export function formatOperand(op: Operand, addressSize: 4 | 8): string {
   switch (op.kind) {
     case 'reg':
       return op.name

@@ -3,9 +3,9 @@
 
 import Table from 'cli-table3'
 import type { Colors } from '../io.js'
-import type { DecodedInstruction } from './decoded-instruction.js'
 import { formatInstruction, instructionLabels } from './format-instruction.js'
 import { addressDigits, formatBytes } from './hex.js'
+import type { ListedInstruction } from './listed-instruction.js'
 
 const NO_BORDERS = {
   top: '',
@@ -25,7 +25,7 @@ const NO_BORDERS = {
   middle: '  ',
 }
 
-export function renderListing(instructions: readonly DecodedInstruction[], colors: Colors): string {
+export function renderListing(instructions: readonly ListedInstruction[], colors: Colors): string {
   // Kernel addresses print with all 16 digits, user addresses as wide as the widest one.
   const width = Math.max(...instructions.map((i) => addressDigits(i.address).length), 8)
   const table = new Table({
