@@ -2,7 +2,7 @@
 // inc dec neg not) at every size: results and flags computed by hand from
 // the SDM's definitions, run through the flat runner.
 
-import { describe, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import {
   AF,
   ARITH,
@@ -13,7 +13,9 @@ import {
   OF,
   PF,
   type Reg,
+  rd,
   run,
+  runBig,
   SF,
   ZF,
 } from './support/asm.js'
@@ -516,6 +518,37 @@ describe('faults are precise', () => {
       data: (p) => p.fill(0xee, 4090),
     })
     expectResult(r, { fault: 14, flags: CF | ZF, mem: [[4094, 2, 0xeeeen]], regs: { rax: 1n } })
+  })
+  test('a qword read across into the last mapped page does not touch the unmapped page after it', () => {
+    // Two mapped pages, then nothing. At 4093 the low dword crosses into page 2 and the high dword
+    // lies wholly inside it: only pages 1 and 2 may be translated (glibc's memmove does such reads
+    // at the top of the stack).
+    const data = (p: Uint8Array) => {
+      for (let i = 0; i < p.length; i++) p[i] = i & 0xff
+    }
+    for (const off of [4093, 4095, 4096 + 4088]) {
+      const r = runBig({ code: '48 8b 07', regs: { rdi: DATA + BigInt(off) }, pages: 2, data })
+      expect(r.fault, `mov rax, [DATA+${off}]`).toBeNull()
+      expect(r.regs.rax).toBe(rd(r.data, off, 8))
+    }
+    const over = runBig({ code: '48 8b 07', regs: { rdi: DATA + 8192n - 4n }, pages: 2, data })
+    expect(over.fault).toEqual({ vector: 14, errorCode: 4 }) // user read, not present
+  })
+  test('movups from the end of the last mapped page reads both halves without faulting', () => {
+    const data = (p: Uint8Array) => {
+      for (let i = 0; i < p.length; i++) p[i] = (i * 7) & 0xff
+    }
+    for (let off = 4096 - 15; off < 4096; off++) {
+      // movups xmm0, [rdi]; movq rax, xmm0; psrldq xmm0, 8; movq rbx, xmm0
+      const r = runBig({
+        code: '0f 10 07 66 48 0f 7e c0 66 0f 73 d8 08 66 48 0f 7e c3',
+        regs: { rdi: DATA + BigInt(off) },
+        pages: 2,
+        data,
+      })
+      expect(r.fault, `movups xmm0, [DATA+${off}]`).toBeNull()
+      expect([r.regs.rax, r.regs.rbx]).toEqual([rd(r.data, off, 8), rd(r.data, off + 8, 8)])
+    }
   })
   test('sub eax, [rdi] from an unmapped page leaves rax (and its upper half) alone', () => {
     const r = run({ code: '2b 07', regs: { rdi: DATA + 4096n, rax: 0xffffffff00000005n } })

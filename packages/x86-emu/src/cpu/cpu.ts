@@ -400,7 +400,8 @@ export class Cpu {
     // Translate both pages before reading, so a fault leaves nothing half-done.
     const p0 = this.translate(addr, Access.Read, this.cpl === 3)
     const second = addr + (4096 - (addr & 0xfff))
-    const p1 = this.translate(second, Access.Read, this.cpl === 3)
+    // read64 splits into two halves; a half that stays inside one page must not touch the page after it.
+    const p1 = addr + size > second ? this.translate(second, Access.Read, this.cpl === 3) : 0
     let v = 0
     for (let k = 0; k < size; k++) {
       const a = addr + k
