@@ -770,6 +770,15 @@ export class Kernel {
     // A fault's signal cannot wait: blocked or ignored, it kills (force_sig_fault).
     const action = task.sighand.actions[signal]
     if ((task.blocked & bit(signal)) !== 0n || action.handler === SIG_IGN) action.handler = SIG_DFL
+    // show_unhandled_signals: a fault that kills leaves its trace in dmesg, as on Linux.
+    if (action.handler === SIG_DFL) {
+      const hex = (v: number) => formatLinear(v, 0).slice(2)
+      const what = trapnr === 14 ? `segfault at ${hex(cr2)}` : `trap ${trapnr}`
+      this.printk.log(
+        this.jiffies,
+        `${task.comm}[${task.pid}]: ${what} ip ${hex(frame.get('ip'))} sp ${hex(frame.get('sp'))} error ${errorCode.toString(16)}`,
+      )
+    }
     task.pending.set(signal, info)
     this.deliverSignals(c, task, frame)
     if (task.state === 'zombie') this.schedule(c, regs)

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { Kernel, NOTIFY_DONE } from '../src/index.js'
 import { guestImage, runGuest } from './support/run.js'
+import { TINY_BASE, tinyElf } from './support/tiny-elf.js'
 
 const fixture = (name: string) =>
   new Uint8Array(readFileSync(new URL(`../fixtures/bin/${name}`, import.meta.url)))
@@ -66,6 +67,16 @@ describe('kernel', () => {
     expect(seen).toEqual([2, 3]) // DIE_INT3, X86_TRAP_BP
     expect(exit?.signal).toBe(5)
     expect(exit?.status).toBe(133)
+  })
+
+  it('a fault that kills leaves a show_unhandled_signals line in dmesg', () => {
+    // mov rax, [0x10]: a user read of an unmapped page.
+    const r = runGuest(tinyElf([0x48, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0]), ['/bin/crash'])
+    expect(r.status).toBe(139)
+    const ip = (TINY_BASE + 120).toString(16)
+    expect(r.kernel.printk.text()).toMatch(
+      new RegExp(`crash\\[1\\]: segfault at 10 ip ${ip} sp 7fffffff[0-9a-f]{4} error 4$`, 'm'),
+    )
   })
 })
 

@@ -23,6 +23,7 @@ export function runGuest(
     path?: string
     stdin?: Uint8Array
     maxInstructions?: number
+    memorySize?: number
     files?: Record<string, Uint8Array>
     setup?: (k: Kernel) => void
   } = {},
@@ -33,7 +34,7 @@ export function runGuest(
   const kernel = new Kernel({
     image: guestImage(),
     cpus: options.cpus ?? 1,
-    memorySize: 128 * 1024 * 1024,
+    memorySize: options.memorySize ?? 128 * 1024 * 1024,
     stdout: (d) => {
       stdout += dec.decode(d)
     },
