@@ -21,6 +21,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { GPR_NAMES } from '../src/index.js'
 import { type FlatOutcome, runFlat } from './support/flat.js'
 import { DATA_BASE, encode, type Insn, type Operand, Rng, reg } from './support/instruction-forms.js'
 import { COMPARED_RFLAGS_MASK } from './support/native.js'
@@ -1135,24 +1136,7 @@ function caseFor(f: Form, index: number): SseCase {
 // ---------------------------------------------------------------- comparison
 
 const hex = (v: bigint | number, d = 16) => `0x${BigInt.asUintN(64, BigInt(v)).toString(16).padStart(d, '0')}`
-const GPR = [
-  'rax',
-  'rcx',
-  'rdx',
-  'rbx',
-  'rsp',
-  'rbp',
-  'rsi',
-  'rdi',
-  'r8',
-  'r9',
-  'r10',
-  'r11',
-  'r12',
-  'r13',
-  'r14',
-  'r15',
-]
+const GPR = GPR_NAMES
 
 function xmmHex(x: Uint8Array, n: number): string {
   const dv = new DataView(x.buffer, x.byteOffset + 16 * n, 16)

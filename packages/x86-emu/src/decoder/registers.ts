@@ -1,23 +1,8 @@
 // Register names as capstone prints them (Intel syntax).
 
-export const GPR64 = [
-  'rax',
-  'rcx',
-  'rdx',
-  'rbx',
-  'rsp',
-  'rbp',
-  'rsi',
-  'rdi',
-  'r8',
-  'r9',
-  'r10',
-  'r11',
-  'r12',
-  'r13',
-  'r14',
-  'r15',
-]
+import { GPR_NAMES } from '../cpu/registers.js'
+
+export const GPR64: readonly string[] = GPR_NAMES
 export const GPR32 = [
   'eax',
   'ecx',

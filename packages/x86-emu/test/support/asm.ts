@@ -2,29 +2,22 @@
 // named registers, and a runFlat wrapper that takes/returns them by name.
 
 import { expect } from 'vitest'
-import { AddressSpace, EFER_LMA, EFER_NXE, EFER_SCE, IF, Machine, USER_CS, USER_SS } from '../../src/index.js'
+import {
+  AddressSpace,
+  EFER_LMA,
+  EFER_NXE,
+  EFER_SCE,
+  GPR_NAMES,
+  IF,
+  Machine,
+  USER_CS,
+  USER_SS,
+} from '../../src/index.js'
 import { FLAT_CODE_ADDRESS, FLAT_DATA_ADDRESS, type FlatOutcome, runFlat } from './flat.js'
 
 export const DATA = FLAT_DATA_ADDRESS
 
-export const REGS = [
-  'rax',
-  'rcx',
-  'rdx',
-  'rbx',
-  'rsp',
-  'rbp',
-  'rsi',
-  'rdi',
-  'r8',
-  'r9',
-  'r10',
-  'r11',
-  'r12',
-  'r13',
-  'r14',
-  'r15',
-] as const
+export const REGS = GPR_NAMES
 export type Reg = (typeof REGS)[number]
 
 // RFLAGS bits.

@@ -28,24 +28,7 @@ export const OF = 0x800
 /** The six arithmetic status flags. */
 export const STATUS = CF | PF | AF | ZF | SF | OF
 
-export const GPR_NAMES = [
-  'rax',
-  'rcx',
-  'rdx',
-  'rbx',
-  'rsp',
-  'rbp',
-  'rsi',
-  'rdi',
-  'r8',
-  'r9',
-  'r10',
-  'r11',
-  'r12',
-  'r13',
-  'r14',
-  'r15',
-] as const
+export { GPR_NAMES } from '../../src/index.js'
 
 const RAX = 0
 const RCX = 1
