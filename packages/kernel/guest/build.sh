@@ -31,6 +31,7 @@ arch/x86/kernel/idt.c
 arch/x86/kernel/kprobes/core.c
 arch/x86/kernel/kprobes/trampoline.S
 arch/x86/kernel/process_64.c
+arch/x86/kernel/sys_x86_64.c
 arch/x86/kernel/traps.c
 arch/x86/lib/hypercall.S
 arch/x86/lib/string.c
@@ -50,6 +51,7 @@ kernel/sched/core.c
 kernel/sys_ni.c
 lib/test_kprobes.c
 lib/vsprintf.c
+mm/mmap.c
 "
 
 # The x86-64 kernel's code generation: kernel code model (everything in the

@@ -19,7 +19,7 @@ import {
 } from './arch-x86.js'
 import { E2BIG, EEXIST, EILSEQ, EINVAL, ENOENT } from './errno.js'
 import { InsnSlotCache } from './insn-slot.js'
-import { JPROBE_ARG_REGS, type Jprobe, MAX_STACK_SIZE } from './jprobe.js'
+import { type Jprobe, jprobeArguments, MAX_STACK_SIZE } from './jprobe.js'
 import {
   type AggrKprobe,
   KPROBE_FLAG_DISABLED,
@@ -547,8 +547,13 @@ export class Kprobes {
     const sp = regs.get('sp')
     // The frame above sp (return address, the syscall frame) is at least this deep on a kernel stack.
     const stack = this.kernel.readKernel(sp, MAX_STACK_SIZE).slice()
+    const args = jprobeArguments(
+      jp.entry.length,
+      (r) => regs.get(r),
+      (i) => this.kernel.readKernel64(sp + 8 * (i + 1)),
+    )
     try {
-      jp.entry(...JPROBE_ARG_REGS.map((r) => regs.get(r)))
+      jp.entry(...args)
     } finally {
       this.kernel.writeKernel(sp, stack)
       regs.load(savedRegs)

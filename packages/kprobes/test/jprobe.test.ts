@@ -16,6 +16,27 @@ import { syscall, tinyElf } from './support/tiny-elf.js'
 const PATH = [...new TextEncoder().encode('/no/such/file'), 0]
 const BAD_OPENER = tinyElf([0x48, 0x8d, 0x3d, 11, 0, 0, 0, 0x31, 0xf6, ...syscall(2), 0xeb, 0xee, ...PATH])
 
+const imm32 = (v: number) => [v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >>> 24) & 0xff]
+const MAP_AT = 0x10000000
+/**
+ * mmap(MAP_AT, 0x3000, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED, -1, 0x5000),
+ * store into the new mapping (faults if it failed), exit(result >> 24): 16 on success.
+ */
+// biome-ignore format: one instruction per line
+const MAPPER = tinyElf([
+  0xbf, ...imm32(MAP_AT),
+  0xbe, ...imm32(0x3000),
+  0xba, ...imm32(3),
+  0x41, 0xba, ...imm32(0x32),
+  0x49, 0xc7, 0xc0, ...imm32(-1),
+  0x41, 0xb9, ...imm32(0x5000),
+  ...syscall(9),
+  0xc6, 0x04, 0x25, ...imm32(MAP_AT + 0x2000), 42,
+  0x48, 0x89, 0xc7, // mov rdi, rax
+  0x48, 0xc1, 0xef, 0x18, // shr rdi, 24
+  ...syscall(60),
+])
+
 describe('jprobes', () => {
   it('do_sys_open(dfd, filename, flags, mode): the mirror sees the arguments; the open still fails with -ENOENT', () => {
     const k = bootKernel(1, [BAD_OPENER])
@@ -51,6 +72,59 @@ describe('jprobes', () => {
     kp.unregister_jprobe(jp)
     k.run(50_000)
     expect(textSnapshot(k)).toEqual(before)
+  })
+
+  it('do_mmap(file, addr, len, prot, flags, vm_flags, pgoff, populate, uf): arguments 7-9 come from the stack', () => {
+    const k = bootKernel(1, [MAPPER])
+    const kp = new Kprobes(k)
+    const seen: number[][] = []
+    const jp: Jprobe = {
+      kp: { symbol_name: 'do_mmap' },
+      entry: (file, addr, len, prot, flags, vm_flags, pgoff, populate, uf) =>
+        void seen.push([file, addr, len, prot, flags, vm_flags, pgoff, populate, uf]),
+    }
+    expect(kp.register_jprobe(jp)).toBe(0)
+    expect(k.run().exit?.status).toBe(MAP_AT / 0x1000000)
+    expect(seen).toHaveLength(1)
+    const [args] = seen
+    // sys_mmap turned the byte offset into pages; vm_mmap_pgoff passed vm_flags 0 and uf NULL.
+    expect(args.slice(0, 7)).toEqual([0, MAP_AT, 0x3000, 3, 0x32, 0, 5])
+    expect(args[8]).toBe(0)
+    // populate points into vm_mmap_pgoff's frame on the kernel stack (the upper half; values are signed).
+    expect(args[7]).toBeLessThan(0)
+    expect(args[7]).toBeGreaterThanOrEqual(-(2 ** 47))
+  })
+
+  it('the stack the mirror scribbled on is put back: do_mmap still sees its own pgoff and populate', () => {
+    const k = bootKernel(1, [MAPPER])
+    const kp = new Kprobes(k)
+    let sp = 0
+    let afterStep = 0
+    // A kprobe at the same address runs first (jprobes sit at the tail of the aggregate) and tells
+    // us sp; its post_handler, after the single-step, sees the stack the function runs with.
+    const spy: Kprobe = {
+      symbol_name: 'do_mmap',
+      pre_handler: (_p, regs) => {
+        sp = regs.get('sp')
+        return 0
+      },
+      post_handler: () => {
+        afterStep = k.readKernel64(sp + 8)
+      },
+    }
+    const ones = new Uint8Array(16).fill(0xff)
+    const jp: Jprobe = {
+      kp: { symbol_name: 'do_mmap' },
+      entry: () => {
+        // pgoff = ~0 would make do_mmap fail with -EOVERFLOW; populate = ~0 would oops it.
+        k.writeKernel(sp + 8, ones)
+        expect(k.readKernel64(sp + 8)).toBe(-1)
+      },
+    }
+    expect(kp.register_jprobe(jp)).toBe(0)
+    expect(kp.register_kprobe(spy)).toBe(0)
+    expect(k.run().exit?.status).toBe(MAP_AT / 0x1000000)
+    expect(afterStep).toBe(5)
   })
 
   it('one jprobe per address (-EEXIST); a kprobe may join; jprobes and post_handlers block optimization', () => {

@@ -13,6 +13,7 @@
 #define EINVAL		22
 #define ENAMETOOLONG	36
 #define ENOSYS		38
+#define EOVERFLOW	75
 
 /*
  * Kernel-internal: "restart this system call". A host service that would

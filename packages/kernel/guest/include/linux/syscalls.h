@@ -10,6 +10,7 @@ struct pt_regs;
 #define __NR_write		1
 #define __NR_open		2
 #define __NR_close		3
+#define __NR_mmap		9
 #define __NR_clone		56
 #define __NR_fork		57
 #define __NR_vfork		58
@@ -23,6 +24,8 @@ long sys_write(unsigned int fd, const char __user *buf, size_t count);
 long sys_open(const char __user *filename, int flags, umode_t mode);
 long sys_openat(int dfd, const char __user *filename, int flags, umode_t mode);
 long sys_close(unsigned int fd);
+long sys_mmap(unsigned long addr, unsigned long len, unsigned long prot, unsigned long flags,
+	      unsigned long fd, unsigned long off);
 long sys_clone(unsigned long clone_flags, unsigned long newsp, int __user *parent_tidptr,
 	       int __user *child_tidptr, unsigned long tls);
 long sys_fork(void);

@@ -36,6 +36,9 @@ asmlinkage noinline void do_syscall_64(struct pt_regs *regs, int nr)
 	case __NR_close:
 		ret = sys_close(regs->di);
 		break;
+	case __NR_mmap:
+		ret = sys_mmap(regs->di, regs->si, regs->dx, regs->r10, regs->r8, regs->r9);
+		break;
 	case __NR_clone:
 		ret = sys_clone(regs->di, regs->si, (int __user *)regs->dx,
 				(int __user *)regs->r10, regs->r8);
