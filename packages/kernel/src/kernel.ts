@@ -324,24 +324,24 @@ export class Kernel {
 
   /** A pt_regs frame in guest memory (on a kernel stack, in the direct map). */
   frame(regs: number): PtRegsFrame {
-    return new PtRegsFrame(this.machine.memory.bytes, this.physOfDirect(regs))
+    const memory = this.machine.memory
+    return new PtRegsFrame(memory.bytes, this.physOfDirect(regs), memory.view)
   }
 
   /** Read kernel memory (direct map or image) for a hypercall argument. */
   readKernel(addr: number, len: number): Uint8Array {
-    const phys =
-      addr >= PAGE_OFFSET && addr < PAGE_OFFSET + this.machine.memory.size
-        ? addr - PAGE_OFFSET
-        : addr + 0x80000000
-    return this.machine.memory.readBytes(phys, len)
+    return this.machine.memory.readBytes(this.physOfKernel(addr), len)
   }
 
   writeKernel(addr: number, data: Uint8Array): void {
-    const phys =
-      addr >= PAGE_OFFSET && addr < PAGE_OFFSET + this.machine.memory.size
-        ? addr - PAGE_OFFSET
-        : addr + 0x80000000
-    this.machine.memory.writeBytes(phys, data)
+    this.machine.memory.writeBytes(this.physOfKernel(addr), data)
+  }
+
+  /** A kernel address (direct map, or the image at __START_KERNEL_map) as a physical one. */
+  private physOfKernel(addr: number): number {
+    return addr >= PAGE_OFFSET && addr < PAGE_OFFSET + this.machine.memory.size
+      ? addr - PAGE_OFFSET
+      : addr + 0x80000000
   }
 
   current(cpu: Cpu): Task {
@@ -823,9 +823,10 @@ export class Kernel {
   }
 
   readKernel64(addr: number): number {
-    const b = this.readKernel(addr, 8)
-    const v = new DataView(b.buffer)
-    return v.getInt32(4, true) * 0x1_0000_0000 + v.getUint32(0, true)
+    const memory = this.machine.memory
+    const phys = this.physOfKernel(addr)
+    memory.check(phys, 8)
+    return memory.view.getInt32(phys + 4, true) * 0x1_0000_0000 + memory.view.getUint32(phys, true)
   }
 
   /** A NUL-terminated string in kernel memory (a getname() buffer). */
@@ -1014,19 +1015,23 @@ export function exitStatus(t: Task): ExitStatus {
 
 /** A pt_regs frame in guest physical memory. */
 export class PtRegsFrame {
+  // One DataView over all of guest memory (the machine's own): a frame is just an offset into it.
   private readonly view: DataView
   constructor(
     readonly bytes: Uint8Array,
     readonly phys: number,
+    view?: DataView,
   ) {
-    this.view = new DataView(bytes.buffer, bytes.byteOffset + phys, PT_REGS_SIZE)
+    this.view = view ?? new DataView(bytes.buffer, bytes.byteOffset)
   }
   get(f: PtRegsField): number {
-    return this.view.getInt32(PT_REGS[f] + 4, true) * 0x1_0000_0000 + this.view.getUint32(PT_REGS[f], true)
+    const at = this.phys + PT_REGS[f]
+    return this.view.getInt32(at + 4, true) * 0x1_0000_0000 + this.view.getUint32(at, true)
   }
   set(f: PtRegsField, v: number): void {
-    this.view.setInt32(PT_REGS[f], v | 0, true)
-    this.view.setInt32(PT_REGS[f] + 4, Math.floor(v / 0x1_0000_0000) | 0, true)
+    const at = this.phys + PT_REGS[f]
+    this.view.setInt32(at, v | 0, true)
+    this.view.setInt32(at + 4, Math.floor(v / 0x1_0000_0000) | 0, true)
   }
   save(into: Uint8Array): void {
     into.set(this.bytes.subarray(this.phys, this.phys + PT_REGS_SIZE))
