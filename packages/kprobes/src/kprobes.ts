@@ -5,7 +5,7 @@
 // post_handler, DIE_GPF/DIE_PAGE_FAULT during the step go to fault_handler.
 
 import { HC_KRETPROBE_TRAMPOLINE, type Kernel, PT_REGS, PT_REGS_SIZE, type Task } from '@probekit/kernel'
-import type { Cpu } from '@probekit/x86-emu'
+import { type Cpu, CpuFault, Vector } from '@probekit/x86-emu'
 import {
   archArmKprobe,
   archCopyKprobe,
@@ -18,6 +18,7 @@ import {
   X86_EFLAGS_TF,
 } from './arch-x86.js'
 import { E2BIG, EEXIST, EILSEQ, EINVAL, ENOENT } from './errno.js'
+import { HandlerFaulted, oopsLines } from './handler-fault.js'
 import { InsnSlotCache } from './insn-slot.js'
 import { type Jprobe, jprobeArguments, MAX_STACK_SIZE } from './jprobe.js'
 import {
@@ -75,6 +76,10 @@ export class Kprobes {
   readonly slots: InsnSlotCache
   /** The CPU whose handler is running (smp_processor_id() for handlers). */
   private handlerCpu = -1
+  /** kprobe_instance: the user probe whose handler runs now (a child of an aggregate, or the probe). */
+  private kprobeInstance: Kprobe | null = null
+  /** The probed context's registers while a handler runs (what fault_handler gets for a handler fault). */
+  private handlerRegs: PtRegs | null = null
   /** A dummy probe installed as current_kprobe by kprobe_busy_begin. */
   private readonly busyKprobe: RegisteredKprobe
   /** Registered kretprobes by their entry kprobe (container_of(p, struct kretprobe, kp)). */
@@ -637,6 +642,7 @@ export class Kprobes {
   private aggrPreHandler(ap: AggrKprobe, regs: PtRegs): number {
     for (const kp of [...ap.list]) {
       if (kprobeDisabled(kp) || !kp.pre_handler) continue
+      this.kprobeInstance = kp
       if (kp.pre_handler(kp, regs) !== 0) return 1
     }
     return 0
@@ -645,15 +651,17 @@ export class Kprobes {
   /** aggr_post_handler: every enabled child's post_handler, same order. */
   private aggrPostHandler(ap: AggrKprobe, regs: PtRegs, flags: number): void {
     for (const kp of [...ap.list]) {
-      if (!kprobeDisabled(kp) && kp.post_handler) kp.post_handler(kp, regs, flags)
+      if (kprobeDisabled(kp) || !kp.post_handler) continue
+      this.kprobeInstance = kp
+      kp.post_handler(kp, regs, flags)
     }
   }
 
   /**
    * Fault while stepping an aggregate's copy: each enabled child's fault_handler
-   * in list order until one returns non-zero. (Linux's aggr_fault_handler asks
-   * only the child whose handler is running; host handlers cannot fault, so the
-   * step is the only fault source here and every child gets the chance.)
+   * in list order until one returns non-zero, as the seeds say a fault during the
+   * single-step reaches fault_handler. (A fault inside a child's handler goes to
+   * that child alone - kprobe_instance - in handlerFault.)
    */
   private aggrFaultHandler(ap: AggrKprobe, regs: PtRegs, trapnr: number): number {
     for (const kp of [...ap.list]) {
@@ -838,7 +846,7 @@ export class Kprobes {
     }
     this.setCurrentKprobe(p, regs, kcb)
     kcb.kprobe_status = KPROBE_HIT_ACTIVE
-    if (p.pre_handler && this.callHandler(cpu, () => p.pre_handler?.(p, regs) ?? 0) !== 0) {
+    if (p.pre_handler && this.callHandler(cpu, () => p.pre_handler?.(p, regs) ?? 0, p, regs) !== 0) {
       // The handler redirected execution: no single-step, no post_handler.
       kcb.current = null
       return true
@@ -897,10 +905,15 @@ export class Kprobes {
     regs.set('flags', regs.get('flags') | kcb.kprobe_saved_flags)
     if (kcb.kprobe_status !== KPROBE_REENTER && cur.post_handler) {
       kcb.kprobe_status = KPROBE_HIT_SSDONE
-      this.callHandler(cpu, () => {
-        cur.post_handler?.(cur, regs, 0)
-        return 0
-      })
+      this.callHandler(
+        cpu,
+        () => {
+          cur.post_handler?.(cur, regs, 0)
+          return 0
+        },
+        cur,
+        regs,
+      )
     }
     if (kcb.kprobe_status === KPROBE_REENTER) this.restorePreviousKprobe(kcb)
     else kcb.current = null
@@ -931,14 +944,107 @@ export class Kprobes {
     return handled
   }
 
-  private callHandler(cpu: number, fn: () => number): number {
-    const outer = this.handlerCpu
+  /**
+   * Run a handler on behalf of CPU `cpu`. `instance` is the probe whose fault_handler
+   * answers for faults in it (null: nobody - a fault there oopses, as in Linux).
+   */
+  private callHandler(
+    cpu: number,
+    fn: () => number,
+    instance: Kprobe | null = null,
+    regs: PtRegs | null = null,
+  ): number {
+    const outer = [this.handlerCpu, this.kprobeInstance, this.handlerRegs] as const
     this.handlerCpu = cpu
+    this.kprobeInstance = instance
+    this.handlerRegs = regs
     try {
       return fn()
+    } catch (e) {
+      // A faulted handler ends where it faulted; it returned nothing (after an oops the machine is stopping).
+      if (e instanceof HandlerFaulted) return 0
+      throw e
     } finally {
-      this.handlerCpu = outer
+      ;[this.handlerCpu, this.kprobeInstance, this.handlerRegs] = outer
     }
+  }
+
+  // ---------------------------------------------------------------- memory from handlers
+
+  /**
+   * A handler's load from guest memory (`*(u64 *)addr`): a real access through
+   * the hit CPU's MMU and page tables, in kernel mode. Only inside a handler.
+   * A fault goes to kprobe_fault_handler as a fault in a C handler would.
+   */
+  peek(addr: number, size: 1 | 2 | 4 | 8 = 8): number {
+    return this.handlerAccess((c) => {
+      switch (size) {
+        case 1:
+          return c.read8(addr)
+        case 2:
+          return c.read16(addr)
+        case 4:
+          return c.read32(addr) >>> 0
+        default: {
+          // As pt_regs values: signed high half, so kernel pointers stay exact.
+          const lo = c.read64(addr)
+          return c.th * 0x1_0000_0000 + (lo >>> 0)
+        }
+      }
+    })
+  }
+
+  /** A handler's store to guest memory (`*(u64 *)addr = value`), through the MMU like peek. */
+  poke(addr: number, value: number, size: 1 | 2 | 4 | 8 = 8): void {
+    this.handlerAccess((c) => {
+      if (size === 1) c.write8(addr, value)
+      else if (size === 2) c.write16(addr, value)
+      else if (size === 4) c.write32(addr, value | 0)
+      else c.write64(addr, value | 0, Math.floor(value / 0x1_0000_0000) | 0)
+      return 0
+    })
+  }
+
+  private handlerAccess(access: (c: Cpu) => number): number {
+    const cpu = this.handlerCpu
+    if (cpu < 0) throw new Error('peek/poke: only from inside a probe handler')
+    const c = this.kernel.machine.cpus[cpu]
+    try {
+      return access(c)
+    } catch (e) {
+      if (!(e instanceof CpuFault)) throw e
+      throw this.handlerFault(c, e)
+    }
+  }
+
+  /**
+   * kprobe_fault_handler, HIT_ACTIVE/HIT_SSDONE (a fault inside a pre or post
+   * handler): count a miss, offer the fault to the running probe's fault_handler;
+   * non-zero means handled and the handler ends there. Otherwise there is no
+   * exception-table fixup for handler code: the kernel oopses - logged, and the
+   * machine stops with the oops as its error.
+   */
+  private handlerFault(c: Cpu, fault: CpuFault): HandlerFaulted {
+    const trapnr = fault.vector
+    if (trapnr === Vector.PF) c.cr2 = fault.address
+    const kcb = this.get_kprobe_ctlblk(c.id)
+    const cur = kcb.current
+    const inHandler = kcb.kprobe_status === KPROBE_HIT_ACTIVE || kcb.kprobe_status === KPROBE_HIT_SSDONE
+    const instance = this.kprobeInstance
+    const regs = this.handlerRegs
+    if (cur && inHandler && instance && regs) {
+      this.incNmissed(cur)
+      if (instance.fault_handler && instance.fault_handler(instance, regs, trapnr) !== 0)
+        return new HandlerFaulted(trapnr, true)
+    }
+    const where =
+      instance?.addr != null
+        ? `handler of the probe at ${this.kernel.kallsyms.format(instance.addr)}`
+        : 'a kprobe handler'
+    const lines = oopsLines(fault, where)
+    for (const line of lines) this.kernel.printk.log(this.kernel.jiffies, line)
+    this.kernel.machine.stop(lines.join('; '), true)
+    return new HandlerFaulted(trapnr, false)
   }
 }
 
