@@ -222,6 +222,23 @@ export class Kprobes {
     return 0
   }
 
+  /** disable_jprobe / enable_jprobe, disable_kretprobe / enable_kretprobe: their kprobe's switch. */
+  disable_jprobe(jp: Jprobe): number {
+    return this.disable_kprobe(jp.kp)
+  }
+
+  enable_jprobe(jp: Jprobe): number {
+    return this.enable_kprobe(jp.kp)
+  }
+
+  disable_kretprobe(rp: Kretprobe): number {
+    return this.disable_kprobe(rp.kp)
+  }
+
+  enable_kretprobe(rp: Kretprobe): number {
+    return this.enable_kprobe(rp.kp)
+  }
+
   /** get_kprobe: the probe hashed at addr (the aggregate when several share the address). */
   get_kprobe(addr: number): RegisteredKprobe | undefined {
     return this.table.get(addr)

@@ -10,11 +10,8 @@ import {
   type Kretprobe,
   regs_return_value,
 } from '../src/index.js'
-import { bootKernel, FORKER, textSnapshot } from './support/kernel.js'
+import { BAD_OPENER, bootKernel, FORKER, textSnapshot } from './support/kernel.js'
 import { syscall, tinyElf } from './support/tiny-elf.js'
-
-const PATH = [...new TextEncoder().encode('/no/such/file'), 0]
-const BAD_OPENER = tinyElf([0x48, 0x8d, 0x3d, 11, 0, 0, 0, 0x31, 0xf6, ...syscall(2), 0xeb, 0xee, ...PATH])
 
 const imm32 = (v: number) => [v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >>> 24) & 0xff]
 const MAP_AT = 0x10000000

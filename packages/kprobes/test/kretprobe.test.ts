@@ -13,26 +13,8 @@ import {
   type KretprobeInstance,
   regs_return_value,
 } from '../src/index.js'
-import { bootKernel, SPINNER, textSnapshot } from './support/kernel.js'
+import { BAD_OPENER, bootKernel, SPINNER, textSnapshot } from './support/kernel.js'
 import { syscall, tinyElf } from './support/tiny-elf.js'
-
-const PATH = [...new TextEncoder().encode('/no/such/file'), 0]
-/** open("/no/such/file", O_RDONLY) in a loop: do_sys_open fails with -ENOENT every time. */
-const BAD_OPENER = tinyElf([
-  0x48,
-  0x8d,
-  0x3d,
-  11,
-  0,
-  0,
-  0, // lea rdi, [rip + 11] → PATH
-  0x31,
-  0xf6, // xor esi, esi
-  ...syscall(2),
-  0xeb,
-  0xee, // jmp back to the lea
-  ...PATH,
-])
 
 /** exit(0) at once: do_exit never returns. */
 const EXITER = tinyElf([0x31, 0xff, ...syscall(60)])

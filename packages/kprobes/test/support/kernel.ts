@@ -13,6 +13,17 @@ export const SPINNER = tinyElf([...syscall(39), 0xeb, 0xf7])
 /** fork once (do_fork), then parent and child both spin on getpid. */
 export const FORKER = tinyElf([...syscall(57), ...syscall(39), 0xeb, 0xf7])
 
+const NO_SUCH_FILE = [...new TextEncoder().encode('/no/such/file'), 0]
+/** open("/no/such/file", O_RDONLY) in a loop: do_sys_open fails with -ENOENT every time. */
+// biome-ignore format: one instruction per line
+export const BAD_OPENER = tinyElf([
+  0x48, 0x8d, 0x3d, 11, 0, 0, 0, // lea rdi, [rip + 11] → the path
+  0x31, 0xf6, // xor esi, esi
+  ...syscall(2),
+  0xeb, 0xee, // jmp back to the lea
+  ...NO_SUCH_FILE,
+])
+
 /** write(1, 0x10000000, 16) from an unmapped address in a loop: copy_from_user faults, -EFAULT. */
 export const BAD_WRITER = tinyElf([
   0xbf,
