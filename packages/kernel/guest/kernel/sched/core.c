@@ -7,6 +7,7 @@
 #include <linux/kprobes.h>
 #include <linux/sched.h>
 #include <asm/hypercall.h>
+#include <asm/irqflags.h>
 #include <asm/percpu.h>
 
 /*
@@ -28,12 +29,16 @@ static noinline void __schedule(struct pt_regs *regs)
 {
 	struct task_struct *prev = current;
 	struct task_struct *next;
+	unsigned long flags;
 
+	/* rq_lock_irqsave(): the run queues are the host's, the discipline is Linux's. */
+	local_irq_save(flags);
 	this_cpu_write(need_resched, 0);	/* clear_preempt_need_resched() */
 	next = pick_next_task(regs);
 	if (!next)
 		next = current;
 	context_switch(prev, next);
+	local_irq_restore(flags);
 }
 
 noinline void schedule(struct pt_regs *regs)
