@@ -225,6 +225,34 @@ describe('the hit path', () => {
     kp.unregister_kprobe(p)
   })
 
+  it('ret stepped out of line: ip is the popped return address (no slot-relative adjustment)', () => {
+    const k = bootKernel()
+    const kp = new Kprobes(k, { boost: false })
+    const at = k.symbol('sys_ni_host') + 0x1c
+    expect(textByte(k, at)).toBe(0xc3)
+    const seen: { ret: number; ip: number; sp: number; spAfter: number }[] = []
+    let ret = 0
+    let sp = 0
+    const p: Kprobe = {
+      addr: at,
+      pre_handler: (_p, regs) => {
+        sp = regs.get('sp')
+        ret = k.readKernel64(sp)
+        return 0
+      },
+      post_handler: (_p, regs) => void seen.push({ ret, ip: regs.get('ip'), sp, spAfter: regs.get('sp') }),
+    }
+    expect(kp.register_kprobe(p)).toBe(0)
+    k.run(300_000)
+    kp.unregister_kprobe(p)
+    expect(seen.length).toBeGreaterThan(3)
+    for (const s of seen) {
+      expect(s.ip).toBe(s.ret)
+      expect(k.kallsyms.format(s.ip)).toMatch(/^do_syscall_64\+/)
+      expect(s.spAfter).toBe(s.sp + 8)
+    }
+  })
+
   it('jmp rel8 and an indirect jmp through the switch table land where the originals would', () => {
     const k = bootKernel()
     const kp = new Kprobes(k)
