@@ -18,14 +18,14 @@ export const documentedPackages: readonly DocumentedPackage[] = [
     name: '@probekit/x86-emu',
     status: 'in progress',
     summary:
-      'The machine: an x86-64 emulator that runs real machine code, with its decoder, CPUs, memory and traps.',
+      'The machine: an x86-64 emulator that runs real machine code (integer, x87, SSE, SSE2), with its decoder, CPUs, memory and traps.',
   },
   {
     dir: 'kernel',
     name: '@probekit/kernel',
     status: 'in progress',
     summary:
-      'A small Linux on the machine: a guest kernel image of real x86-64 code, tasks, syscalls, text_poke.',
+      'A small Linux on the machine: a guest kernel image of real x86-64 code that runs static musl and glibc programs; tasks, syscalls, text_poke.',
   },
   {
     dir: 'utrace',
@@ -42,8 +42,9 @@ export const documentedPackages: readonly DocumentedPackage[] = [
   {
     dir: 'kprobes',
     name: '@probekit/kprobes',
-    status: 'planned',
-    summary: 'Kprobes, jprobes and kretprobes on kernel text.',
+    status: 'in progress',
+    summary:
+      'Kprobes, jprobes and kretprobes on kernel text: int3, out-of-line single-step, boosting, aggregates, debugfs views.',
   },
   {
     dir: 'optprobes',
@@ -55,6 +56,7 @@ export const documentedPackages: readonly DocumentedPackage[] = [
     dir: 'cli',
     name: 'probekit',
     status: 'in progress',
-    summary: 'The probekit command and the meta-package that re-exports every layer.',
+    summary:
+      'The probekit command (run with tracefs-syntax kernel probes, demo, decode) and the meta-package.',
   },
 ]
