@@ -163,7 +163,7 @@ export class Kernel {
     this.registerHypercalls()
     // Instructions the emulator does not implement reach the guest as #UD (SIGILL); say which.
     this.machine.trapHandler = (cpu, ev) => {
-      if (ev.vector === 6 && ev.detail) {
+      if (ev.vector === 6 && ev.unimplemented) {
         const n = (this.unimplementedInstructions.get(ev.detail) ?? 0) + 1
         this.unimplementedInstructions.set(ev.detail, n)
         if (n === 1) this.printk.log(this.jiffies, `cpu ${cpu.id}: ${ev.detail}`)
