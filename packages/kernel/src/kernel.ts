@@ -58,6 +58,8 @@ import { Mm } from './mm.js'
 import { PageCache } from './page-cache.js'
 import { Printk } from './printk.js'
 import { execTask, forkTask } from './process.js'
+import { exitRobustList } from './robust-futex.js'
+import { rseqHandleNotifyResume, rseqPreempt, rseqSignalDeliver } from './rseq.js'
 import { KernelServices } from './services.js'
 import {
   bit,
@@ -161,7 +163,7 @@ export class Kernel {
     this.registerHypercalls()
     // Instructions the emulator does not implement reach the guest as #UD (SIGILL); say which.
     this.machine.trapHandler = (cpu, ev) => {
-      if (ev.vector === 6 && ev.detail) {
+      if (ev.vector === 6 && ev.unimplemented) {
         const n = (this.unimplementedInstructions.get(ev.detail) ?? 0) + 1
         this.unimplementedInstructions.set(ev.detail, n)
         if (n === 1) this.printk.log(this.jiffies, `cpu ${cpu.id}: ${ev.detail}`)
@@ -390,6 +392,7 @@ export class Kernel {
       prev.fsBase = cpu.fsBase
       prev.gsBase = cpu.kernelGsBase
       prev.lastRan = cpu.instructions
+      rseqPreempt(prev)
       if (prev.state === 'running') prev.state = 'runnable'
       prev.cpu = -1
     }
@@ -411,7 +414,10 @@ export class Kernel {
   private schedule(cpu: Cpu, regs: number): void {
     this.scheduleOnly(cpu, regs)
     const next = this.current(cpu)
-    if (next.state === 'running') this.deliverSignals(cpu, next, this.frame(regs))
+    if (next.state === 'running') {
+      rseqHandleNotifyResume(this, cpu, next, this.frame(regs))
+      this.deliverSignals(cpu, next, this.frame(regs))
+    }
   }
 
   private scheduleOnly(cpu: Cpu, regs: number): void {
@@ -538,6 +544,8 @@ export class Kernel {
   /** A task ends: it becomes a zombie (a thread is simply removed), and the CPU reschedules on its way out. */
   exitTask(c: Cpu, task: Task, code: number, signal: number): void {
     if (task.state === 'zombie') return
+    // mm_release: robust futexes first, then the CLONE_CHILD_CLEARTID word.
+    exitRobustList(this, task)
     if (task.clearChildTid) {
       try {
         writeUserU32(task.mm, task.clearChildTid, 0)
@@ -641,6 +649,7 @@ export class Kernel {
       // sigsuspend's temporary mask: the handler's frame saves the mask from before the call.
       const oldMask = task.savedSigmask ?? task.blocked
       task.savedSigmask = null
+      if (!rseqSignalDeliver(this, c, task, frame)) return
       if (
         !setupRtFrame(task, frame, info, action, oldMask, info.trapno ?? 0, info.err ?? 0, info.addr ?? 0, c)
       ) {

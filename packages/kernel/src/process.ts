@@ -5,6 +5,8 @@
 import { copyX87State, newX87State, restoreX87State, x87State } from '@probekit/x86-emu'
 import { ECHILD, ENOENT, ESRCH } from './errno.js'
 import { loadExecutable } from './exec-loader.js'
+import { exitRobustList } from './robust-futex.js'
+import { rseqFork } from './rseq.js'
 import type { SyscallContext, SyscallResult } from './syscalls.js'
 import { Task } from './task.js'
 import {
@@ -28,13 +30,14 @@ export const CLONE_PARENT_SETTID = 0x100000
 export const CLONE_CHILD_CLEARTID = 0x200000
 export const CLONE_CHILD_SETTID = 0x1000000
 
-/** do_fork's host half: a new task that returns 0 from the same syscall. */
+/** do_fork's host half: a new task that returns 0 from the same syscall (tls: clone3's; clone passes it in r8). */
 export function forkTask(
   ctx: SyscallContext,
   flags: number,
   stack: number,
   parentTid: number,
   childTid: number,
+  tls = ctx.frame.get('r8'),
 ): number {
   const { kernel, task: parent, frame } = ctx
   const pid = kernel.allocPid()
@@ -55,10 +58,11 @@ export function forkTask(
   child.x87 = copyX87State(x87State(ctx.cpu))
   child.cwd = parent.cwd
   child.umask = parent.umask
+  rseqFork(parent, child, shareVm)
   frame.save(child.regs)
   child.setReg('ax', 0)
   if (stack) child.setReg('sp', stack)
-  child.fsBase = (flags & CLONE_SETTLS) !== 0 ? frame.get('r8') : ctx.cpu.fsBase
+  child.fsBase = (flags & CLONE_SETTLS) !== 0 ? tls : ctx.cpu.fsBase
   child.gsBase = ctx.cpu.kernelGsBase
   if ((flags & CLONE_PARENT_SETTID) !== 0 && parentTid) writeUserU32(parent.mm, parentTid, pid)
   if ((flags & CLONE_CHILD_SETTID) !== 0 && childTid) writeUserU32(mm, childTid, pid)
@@ -97,12 +101,15 @@ export function execTask(ctx: SyscallContext, path: string): number {
   if (!(node instanceof RegularFile)) return -13
   const argv = readStringArray(ctx, frame.get('si'))
   const envp = readStringArray(ctx, frame.get('dx'))
-  const oldMm = task.mm
   const mm = kernel.newMm()
   const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, cpu, {
     pageCache: kernel.pageCache,
     file: node,
   })
+  // exec_mm_release: robust futexes are released and the rseq registration dropped with the old image.
+  exitRobustList(kernel, task)
+  task.rseq = null
+  const oldMm = task.mm
   task.mm = mm
   oldMm.release()
   cpu.setCr3(mm.space.root)

@@ -4,6 +4,7 @@
 // case the task is parked and the syscall restarted when ready.
 
 import type { Cpu } from '@probekit/x86-emu'
+import { sysClone3 } from './clone3.js'
 import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, ESRCH } from './errno.js'
 import {
   O_ACCMODE,
@@ -17,9 +18,14 @@ import {
   type WouldBlock,
 } from './files.js'
 import type { Kernel, PtRegsFrame } from './kernel.js'
+import { sysMadvise } from './madvise.js'
 import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
 import { forkTask, futex, wait4, waitid } from './process.js'
+import { sysGetRobustList, sysSetRobustList } from './robust-futex.js'
+import { sysRseq } from './rseq.js'
+import { sysSchedGetaffinity } from './sched-affinity.js'
 import { bit, NSIG, restoreRtFrame, SIGKILL, SIGSEGV, SIGSTOP, sanitizeMask } from './signals.js'
+import { sysSysinfo } from './sysinfo.js'
 import type { Task } from './task.js'
 import {
   copyFromUser,
@@ -553,7 +559,8 @@ def(9, 'mmap', (ctx, addr, len, prot, flags, fd, off) => {
   if (len <= 0 || addr % PAGE !== 0) return -EINVAL
   const size = pageUp(len)
   const start = (flags & MAP_FIXED) !== 0 ? addr : mm.findFree(size, addr)
-  mm.addVma({ start, end: start + size, prot, kind: 'anon', name: '', shared: (flags & MAP_SHARED) !== 0 })
+  const kind = (flags & MAP_ANONYMOUS) !== 0 ? 'anon' : 'file'
+  mm.addVma({ start, end: start + size, prot, kind, name: '', shared: (flags & MAP_SHARED) !== 0 })
   if ((flags & MAP_ANONYMOUS) === 0) {
     const f = fileOf(ctx.task, fd)
     if (typeof f === 'number') return f
@@ -573,7 +580,7 @@ def(10, 'mprotect', ({ task, cpu }, addr, len, prot) => {
   cpu.flushTlb()
   return 0
 })
-def(28, 'madvise', () => 0)
+def(28, 'madvise', sysMadvise)
 def(25, 'mremap', ({ task, cpu }, oldAddr, oldSize, newSize, flags, newAddr) => {
   const MAYMOVE = 1
   const FIXED = 2
@@ -627,7 +634,11 @@ def(218, 'set_tid_address', ({ task }, tidptr) => {
   task.clearChildTid = tidptr
   return task.pid
 })
-def(273, 'set_robust_list', () => 0)
+def(273, 'set_robust_list', sysSetRobustList)
+def(274, 'get_robust_list', sysGetRobustList)
+def(334, 'rseq', sysRseq)
+def(204, 'sched_getaffinity', sysSchedGetaffinity)
+def(99, 'sysinfo', sysSysinfo)
 def(13, 'rt_sigaction', ({ task }, sig, act, oldact, sigsetsize) => {
   if (sig < 1 || sig > NSIG || sigsetsize !== 8) return -EINVAL
   const a = task.sighand.actions[sig]
@@ -819,6 +830,7 @@ def(202, 'futex', (ctx, uaddr, op, val, val2, uaddr2, val3) =>
 def(57, 'fork', (ctx) => forkTask(ctx, 17, 0, 0, 0))
 def(58, 'vfork', (ctx) => forkTask(ctx, 0x4000 | 0x100 | 17, 0, 0, 0))
 def(56, 'clone', (ctx, flags, stack, ptid, ctid) => forkTask(ctx, flags, stack, ptid, ctid))
+def(435, 'clone3', sysClone3)
 
 /** Sleep until the virtual clock passes a deadline kept across restarts. */
 function sleepUntil(ctx: SyscallContext, nr: number, ns: number): SyscallResult {

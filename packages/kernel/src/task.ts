@@ -6,6 +6,7 @@ import { newX87State, type X87State } from '@probekit/x86-emu'
 import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from './abi.js'
 import type { FdTable } from './files.js'
 import type { Mm } from './mm.js'
+import type { RseqRegistration } from './rseq.js'
 import { type SigInfo, SignalHandlers } from './signals.js'
 import type { Directory } from './vfs.js'
 
@@ -59,6 +60,10 @@ export class Task {
   savedSigmask: bigint | null = null
   /** Its parked syscall was cut short by a signal (restart or EINTR, by SA_RESTART). */
   interrupted = false
+  /** set_robust_list: the user address of its robust futex list head (0: none). */
+  robustList = 0
+  /** rseq registration (null: none). */
+  rseq: RseqRegistration | null = null
   /** Per-syscall state kept across a restart (a sleep's deadline, a futex wake-up). */
   restart: { nr: number; deadline?: number; woken?: boolean } | null = null
 

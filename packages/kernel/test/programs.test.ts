@@ -1,5 +1,5 @@
-// The fixture programs (fixtures/, static musl builds) under the probekit
-// kernel print exactly what they print natively: stdout, stderr and exit
+// The fixture programs (fixtures/: static musl and glibc builds, -O2 and -O3)
+// under the probekit kernel print exactly what they print natively: stdout, stderr and exit
 // status are compared with fixtures/expected, recorded from native runs
 // (fixtures/check-native.sh re-checks those natively on this host).
 
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { syscallName } from '../src/index.js'
 import { runGuest } from './support/run.js'
 
 interface Case {
@@ -71,6 +72,11 @@ describe('fixture programs under the kernel match their native runs', () => {
         stderr: expected(c.name, 'stderr'),
         status: Number(expected(c.name, 'status').trim()),
       })
+      // Nothing on the way was missing: no syscall answered ENOSYS, no instruction raised #UD for want of an implementation.
+      expect({
+        syscalls: [...r.kernel.unimplemented.keys()].map(syscallName),
+        instructions: [...r.kernel.unimplementedInstructions.keys()],
+      }).toEqual({ syscalls: [], instructions: [] })
     }
     if (PENDING[c.name]) it.todo(`${c.name}: ${PENDING[c.name]}`)
     else it(c.name, { timeout: 120_000 }, run)

@@ -3,7 +3,14 @@
 // guest's IDT, or stop the machine.
 
 import type { Cpu } from '../cpu/cpu.js'
-import { CpuFault, hasErrorCode, SoftwareInterrupt, VECTOR_NAMES, Vector } from '../cpu/exceptions.js'
+import {
+  CpuFault,
+  hasErrorCode,
+  SoftwareInterrupt,
+  Unimplemented,
+  VECTOR_NAMES,
+  Vector,
+} from '../cpu/exceptions.js'
 import { deliverThroughIdt } from '../cpu/interrupts.js'
 
 export interface TrapEvent {
@@ -19,6 +26,8 @@ export interface TrapEvent {
   /** Length of the int instruction (software interrupts only). */
   length?: number
   detail: string
+  /** A #UD for an instruction the emulator does not implement (not one the architecture defines as #UD). */
+  unimplemented?: boolean
 }
 
 /** 'deliver' through the guest IDT; 'handled' on the host (state already adjusted); 'stop' the machine. */
@@ -44,6 +53,7 @@ export function eventFromFault(f: CpuFault): TrapEvent {
     software: f instanceof SoftwareInterrupt,
     length: f instanceof SoftwareInterrupt ? f.length : undefined,
     detail: f.detail,
+    unimplemented: f instanceof Unimplemented,
   }
 }
 
