@@ -3,6 +3,9 @@
 
 import {
   AddressSpace,
+  CR0_NE,
+  CR4_OSFXSR,
+  CR4_OSXMMEXCPT,
   EFER_LMA,
   EFER_NXE,
   EFER_SCE,
@@ -29,6 +32,8 @@ export interface FlatCase {
   xmm?: Uint8Array
   /** Initial MXCSR (default 0x1f80). */
   mxcsr?: number
+  /** CR0.NE and CR4.OSFXSR/OSXMMEXCPT as Linux sets them: unmasked FP exceptions raise #MF / #XM. */
+  linuxFpu?: boolean
 }
 
 export interface FlatOutcome {
@@ -73,6 +78,10 @@ export function runFlat(
   cpu.rflags = Number(c.rflags) | IF
   if (c.xmm) new Uint8Array(cpu.xmm.buffer, cpu.xmm.byteOffset, 256).set(c.xmm)
   if (c.mxcsr !== undefined) cpu.mxcsr = c.mxcsr
+  if (c.linuxFpu) {
+    cpu.cr0 |= CR0_NE
+    cpu.cr4 |= CR4_OSFXSR | CR4_OSXMMEXCPT
+  }
   cpu.rip = CODE
   const end = CODE + c.code.length
 
