@@ -34,6 +34,8 @@ export interface FlatCase {
   mxcsr?: number
   /** CR0.NE and CR4.OSFXSR/OSXMMEXCPT as Linux sets them: unmasked FP exceptions raise #MF / #XM. */
   linuxFpu?: boolean
+  /** Run at CPL 0 instead of 3 (privileged instructions). */
+  kernel?: boolean
 }
 
 export interface FlatOutcome {
@@ -71,7 +73,7 @@ export function runFlat(
   const cpu = m.cpus[0]
   cpu.efer = EFER_LMA | EFER_NXE | EFER_SCE
   cpu.setCr3(space.root)
-  cpu.setCpl(3)
+  cpu.setCpl(c.kernel ? 0 : 3)
   cpu.cs = USER_CS
   cpu.ss = USER_SS
   for (let i = 0; i < 16; i++) cpu.setReg(i, c.gpr[i])
