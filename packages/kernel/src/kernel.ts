@@ -9,9 +9,12 @@
 
 import {
   type Cpu,
+  CR0_NE,
   CR0_PE,
   CR0_PG,
   CR0_WP,
+  CR4_OSFXSR,
+  CR4_OSXMMEXCPT,
   CR4_PAE,
   CR4_PGE,
   EFER_LMA,
@@ -64,6 +67,8 @@ import { KernelServices } from './services.js'
 import {
   bit,
   defaultAction,
+  FPE_INTDIV,
+  fpuExceptionCode,
   SA_NODEFER,
   SA_RESETHAND,
   SA_RESTART,
@@ -212,8 +217,9 @@ export class Kernel {
     const entry = this.symbol('startup_64')
     this.machine.cpus.forEach((c, i) => {
       const st = this.cpuState[i]
-      c.cr0 = CR0_PG | CR0_WP | CR0_PE
-      c.cr4 = CR4_PAE | CR4_PGE
+      // NE: x87 errors as #MF; OSFXSR/OSXMMEXCPT: SSE enabled, SIMD errors as #XM (as Linux sets them).
+      c.cr0 = CR0_PG | CR0_WP | CR0_NE | CR0_PE
+      c.cr4 = CR4_PAE | CR4_PGE | CR4_OSFXSR | CR4_OSXMMEXCPT
       c.efer = EFER_LMA | EFER_NXE
       c.setCr3(this.image.kernelSpace.root)
       c.setCpl(0)
@@ -776,6 +782,12 @@ export class Kernel {
               : SIGSEGV
     const info: SigInfo = { signo: signal, code: trapnr === 14 ? 1 : 128, trapno: trapnr, err: errorCode }
     if (trapnr === 14) info.addr = cr2
+    if (trapnr === 0 || trapnr === 16 || trapnr === 19) {
+      // do_error_trap / math_error: si_addr is the faulting instruction.
+      info.code = trapnr === 0 ? FPE_INTDIV : fpuExceptionCode(c, trapnr)
+      if (info.code === 0) return 1 // a spurious FPU trap: retry (math_error)
+      info.addr = frame.get('ip')
+    }
     // A fault's signal cannot wait: blocked or ignored, it kills (force_sig_fault).
     const action = task.sighand.actions[signal]
     if ((task.blocked & bit(signal)) !== 0n || action.handler === SIG_IGN) action.handler = SIG_DFL

@@ -2,7 +2,14 @@
 // mode with a real x86-64 rt_sigframe (siginfo + ucontext) on the user
 // stack; rt_sigreturn restores the interrupted context from it.
 
-import { type Cpu, x87FromFxsave, x87State, x87ToFxsave } from '@probekit/x86-emu'
+import {
+  type Cpu,
+  newX87State,
+  restoreX87State,
+  x87FromFxsave,
+  x87State,
+  x87ToFxsave,
+} from '@probekit/x86-emu'
 import type { PtRegsFrame } from './kernel.js'
 import type { Task } from './task.js'
 import { copyFromUser, copyToUser } from './user-memory.js'
@@ -117,6 +124,36 @@ export class SignalHandlers {
 
 export const bit = (sig: number): bigint => 1n << BigInt(sig - 1)
 
+// SIGFPE si_codes.
+export const FPE_INTDIV = 1
+export const FPE_INTOVF = 2
+export const FPE_FLTDIV = 3
+export const FPE_FLTOVF = 4
+export const FPE_FLTUND = 5
+export const FPE_FLTRES = 6
+export const FPE_FLTINV = 7
+export const FPE_FLTSUB = 8
+
+/**
+ * Linux's fpu__exception_code(): the si_code of the SIGFPE for #MF (trap 16:
+ * the unmasked x87 exceptions, FSW & ~FCW) or #XM (19: MXCSR flags & ~masks),
+ * by priority invalid, divide, overflow, underflow/denormal, precision;
+ * 0 for a spurious trap.
+ */
+export function fpuExceptionCode(fpu: FpuRegisters, trapnr: number): number {
+  let err: number
+  if (trapnr === 16) {
+    const s = x87State(fpu)
+    err = s.fsw & ~s.fcw
+  } else err = ~(fpu.mxcsr >> 7) & fpu.mxcsr
+  if (err & 0x001) return FPE_FLTINV // swd & 0x240: stack underflow/overflow, also "invalid"
+  if (err & 0x004) return FPE_FLTDIV
+  if (err & 0x008) return FPE_FLTOVF
+  if (err & 0x012) return FPE_FLTUND
+  if (err & 0x020) return FPE_FLTRES
+  return 0
+}
+
 /** The FPU/SSE registers a signal frame saves: the CPU's. */
 export type FpuRegisters = Cpu
 
@@ -221,6 +258,13 @@ export function setupRtFrame(
     if (fpu) copyToUser(task.mm, fpstate, fxsaveImage(fpu))
   } catch {
     return false
+  }
+  // fpu__clear_user_states: the handler starts from the initial FPU state (so a
+  // pending x87 exception or unmasked MXCSR of the interrupted code does not follow it).
+  if (fpu) {
+    restoreX87State(x87State(fpu), newX87State())
+    fpu.mxcsr = 0x1f80
+    fpu.xmm.fill(0)
   }
   frame.set('sp', start)
   frame.set('ip', action.handler)

@@ -17,121 +17,35 @@
 //   X86EMU_SSE_FILTER=re   only forms whose name matches
 //   X86EMU_SSE_SHOW=n      mismatches printed per group (default 6)
 
-import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { GPR_NAMES } from '../src/index.js'
-import { type FlatOutcome, runFlat } from './support/flat.js'
+import { FLAT_CODE_ADDRESS } from './support/flat.js'
 import { DATA_BASE, encode, type Insn, type Operand, Rng, reg } from './support/instruction-forms.js'
 import { COMPARED_RFLAGS_MASK } from './support/native.js'
+import { INT_OPS } from './support/packed-int-ops.js'
+import {
+  differentialGroup,
+  type OracleCase,
+  oracleAvailable,
+  type OracleOutcome as SseOutcome,
+  unavailableReason,
+} from './support/sse-oracle.js'
 
 const CASES = Number(process.env.X86EMU_SSE_CASES ?? 32)
 const SEED = Number(process.env.X86EMU_SSE_SEED ?? 1)
 const SHOW = Number(process.env.X86EMU_SSE_SHOW ?? 6)
 const FILTER = process.env.X86EMU_SSE_FILTER ? new RegExp(process.env.X86EMU_SSE_FILTER) : null
 
-const ORACLE = fileURLToPath(new URL('../native/sse-oracle', import.meta.url))
-const CODE_BASE = 0x10000000n
 const PAGE = 4096
 
-function oracleAvailable(): boolean {
-  return process.arch === 'x64' && process.platform === 'linux' && existsSync(ORACLE)
-}
-function unavailableReason(): string {
-  if (process.arch !== 'x64' || process.platform !== 'linux')
-    return `the native SSE oracle runs only on x86-64 Linux (this is ${process.platform}/${process.arch})`
-  return `${ORACLE} is missing (run native/rebuild.sh)`
-}
-
-// ---------------------------------------------------------------- native side
-
-interface SseCase {
+interface SseCase extends OracleCase {
   form: string
-  code: Uint8Array
-  gpr: bigint[]
-  rflags: bigint
-  mxcsr: number
-  xmm: Uint8Array
-  data: Uint8Array
   /** Data-page byte ranges not compared (host-specific fields). */
   ignoreData: Array<[number, number]>
   /** XMM registers whose lanes hold rcp/rsqrt approximations (compared with a tolerance). */
   approx: null | { reg: number; lanes: number }
   /** Offset of the memory operand in the data page, or -1. */
   addr: number
-}
-
-interface SseOutcome {
-  gpr: bigint[]
-  rflags: bigint
-  rip: bigint
-  fault: null | { vector: number; errorCode: number }
-  mxcsr: number
-  xmm: Uint8Array
-  data: Uint8Array
-}
-
-const CASE_MAGIC = 0x43455353
-const RESULT_MAGIC = 0x52455353
-const RESULT_SIZE = 16 + 128 + 24 + 8 + 256 + PAGE
-
-function encodeCase(c: SseCase): Buffer {
-  const buf = Buffer.alloc(8 + 136 + 8 + 256 + PAGE + c.code.length)
-  buf.writeUInt32LE(CASE_MAGIC, 0)
-  buf.writeUInt32LE(c.code.length, 4)
-  for (let i = 0; i < 16; i++) buf.writeBigUInt64LE(BigInt.asUintN(64, c.gpr[i]), 8 + 8 * i)
-  buf.writeBigUInt64LE(c.rflags, 136)
-  buf.writeUInt32LE(c.mxcsr, 144)
-  buf.set(c.xmm, 152)
-  buf.set(c.data, 152 + 256)
-  buf.set(c.code, 152 + 256 + PAGE)
-  return buf
-}
-
-function runNative(cases: SseCase[]): SseOutcome[] {
-  const res = spawnSync(ORACLE, [], {
-    input: Buffer.concat(cases.map(encodeCase)),
-    maxBuffer: RESULT_SIZE * cases.length + 4096,
-  })
-  if (res.error) throw res.error
-  if (res.status !== 0) throw new Error(`sse-oracle exited with ${res.status}: ${res.stderr}`)
-  const out = res.stdout
-  if (out.length !== RESULT_SIZE * cases.length) throw new Error(`sse-oracle returned ${out.length} bytes`)
-  return cases.map((_, k) => {
-    const o = k * RESULT_SIZE
-    if (out.readUInt32LE(o) !== RESULT_MAGIC) throw new Error('bad sse-oracle result')
-    const vector = out.readInt32LE(o + 4)
-    const gpr: bigint[] = []
-    for (let i = 0; i < 16; i++) gpr.push(out.readBigUInt64LE(o + 16 + 8 * i))
-    return {
-      gpr,
-      rflags: out.readBigUInt64LE(o + 144),
-      rip: out.readBigUInt64LE(o + 152),
-      fault:
-        vector >= 0
-          ? { vector, errorCode: out.readUInt32LE(o + 8) }
-          : vector === -2
-            ? { vector, errorCode: 0 }
-            : null,
-      mxcsr: out.readUInt32LE(o + 168),
-      xmm: new Uint8Array(out.subarray(o + 176, o + 176 + 256)),
-      data: new Uint8Array(out.subarray(o + 432, o + 432 + PAGE)),
-    }
-  })
-}
-
-function runEmu(c: SseCase, jitThreshold: number): SseOutcome | string {
-  try {
-    const r: FlatOutcome = runFlat(
-      { code: c.code, gpr: c.gpr, rflags: c.rflags, data: c.data, xmm: c.xmm, mxcsr: c.mxcsr },
-      10_000,
-      jitThreshold,
-    )
-    return r
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e)
-  }
 }
 
 // ---------------------------------------------------------------- operand values
@@ -440,54 +354,6 @@ xmmForms('shuffles', 'pshufhw', 0xf3, 0x70, 'i', 16, true, { imm: anyImm })
 xmmForms('shuffles', 'pshuflw', 0xf2, 0x70, 'i', 16, true, { imm: anyImm })
 
 // Packed integer.
-const INT_OPS: Array<[string, number]> = [
-  ['pcmpgtb', 0x64],
-  ['pcmpgtw', 0x65],
-  ['pcmpgtd', 0x66],
-  ['pcmpeqb', 0x74],
-  ['pcmpeqw', 0x75],
-  ['pcmpeqd', 0x76],
-  ['psrlw', 0xd1],
-  ['psrld', 0xd2],
-  ['psrlq', 0xd3],
-  ['paddq', 0xd4],
-  ['pmullw', 0xd5],
-  ['psubusb', 0xd8],
-  ['psubusw', 0xd9],
-  ['pminub', 0xda],
-  ['pand', 0xdb],
-  ['paddusb', 0xdc],
-  ['paddusw', 0xdd],
-  ['pmaxub', 0xde],
-  ['pandn', 0xdf],
-  ['pavgb', 0xe0],
-  ['psraw', 0xe1],
-  ['psrad', 0xe2],
-  ['pavgw', 0xe3],
-  ['pmulhuw', 0xe4],
-  ['pmulhw', 0xe5],
-  ['psubsb', 0xe8],
-  ['psubsw', 0xe9],
-  ['pminsw', 0xea],
-  ['por', 0xeb],
-  ['paddsb', 0xec],
-  ['paddsw', 0xed],
-  ['pmaxsw', 0xee],
-  ['pxor', 0xef],
-  ['psllw', 0xf1],
-  ['pslld', 0xf2],
-  ['psllq', 0xf3],
-  ['pmuludq', 0xf4],
-  ['pmaddwd', 0xf5],
-  ['psadbw', 0xf6],
-  ['psubb', 0xf8],
-  ['psubw', 0xf9],
-  ['psubd', 0xfa],
-  ['psubq', 0xfb],
-  ['paddb', 0xfc],
-  ['paddw', 0xfd],
-  ['paddd', 0xfe],
-]
 const shiftCount = (r: Rng, c: Uint8Array) => {
   // Shift counts by register: mostly small, sometimes beyond the lane width or with high bits.
   const dv = new DataView(c.buffer, c.byteOffset, 16)
@@ -796,6 +662,57 @@ function fxsaveAt(_addr: number): number[] {
 function fxsaveSlot(addr: number): number {
   return (addr + 1024 <= PAGE ? addr + 512 : Math.max(0, addr - 512)) & ~15
 }
+
+// Unmasked exceptions: the same operations with some exception masks clear.
+// The host (Linux: CR4.OSXMMEXCPT) raises #XM, leaves the destination alone and
+// sets only the flags the SDM's pre-/post-computation rule says.
+const UNMASKED = 'unmasked exceptions (#XM)'
+// Only IM, DM, ZM and PM are cleared: the flags reported with an unmasked OE or UE
+// are approximated (see fpu-exceptions.ts).
+const unmask = (r: Rng, c: SseCase) => {
+  const bits = r.pick([0x80, 0x100, 0x200, 0x1000]) | (r.bool(0.4) ? r.pick([0x80, 0x100, 0x200, 0x1000]) : 0)
+  c.mxcsr &= ~bits & 0xffff
+}
+for (const [m, op] of [
+  ['add', 0x58],
+  ['mul', 0x59],
+  ['div', 0x5e],
+  ['sqrt', 0x51],
+  ['min', 0x5d],
+] as const) {
+  xmmForms(UNMASKED, `${m}ps`, 0, op, 'f32', 16, true, { setup: unmask })
+  xmmForms(UNMASKED, `${m}sd`, 0xf2, op, 'f64', 8, false, { setup: unmask })
+}
+xmmForms(UNMASKED, 'cmpps', 0, 0xc2, 'f32', 16, true, { imm: predImm, setup: unmask })
+xmmForms(UNMASKED, 'comisd', 0x66, 0x2f, 'f64', 8, false, { setup: unmask })
+xmmForms(UNMASKED, 'cvtpd2ps', 0x66, 0x5a, 'f64', 16, true, { setup: unmask })
+xmmForms(UNMASKED, 'cvtps2dq', 0x66, 0x5b, 'f32', 16, true, { setup: unmask })
+add(
+  {
+    name: 'cvtsd2si r64, xmm (unmasked)',
+    pfx: 0xf2,
+    op: 0x2d,
+    reg: 'g',
+    rm: 'x',
+    w: true,
+    kind: 'f64',
+    setup: unmask,
+  },
+  UNMASKED,
+)
+add(
+  {
+    name: 'cvtsi2ss xmm, r64 (unmasked)',
+    pfx: 0xf3,
+    op: 0x2a,
+    reg: 'x',
+    rm: 'g',
+    w: true,
+    kind: 'f32',
+    setup: unmask,
+  },
+  UNMASKED,
+)
 
 // IEEE boundaries: one operation, 48 times in a row on operand pairs aimed at
 // the edges (results next to the smallest normal and the largest finite
@@ -1110,7 +1027,7 @@ function caseFor(f: Form, index: number): SseCase {
     ...(typeof f.reg === 'number' ? { digit: f.reg } : { reg: regOperand }),
   }
   if (f.imm) insn.imm = [{ size: 1, value: BigInt(f.imm(r)) }]
-  const code = encode(insn, CODE_BASE)
+  const code = encode(insn, FLAT_CODE_ADDRESS)
   const c: SseCase & { rmReg?: number } = {
     form: f.name,
     code: Uint8Array.from(code),
@@ -1236,11 +1153,6 @@ function describeCase(c: SseCase): string {
 
 // ---------------------------------------------------------------- the test
 
-const MODES = [
-  { name: 'interpreter', jitThreshold: Number.POSITIVE_INFINITY },
-  { name: 'block compiler', jitThreshold: 0 },
-]
-
 const groups = new Map<string, Form[]>()
 for (const f of selected) groups.set(f.group, [...(groups.get(f.group) ?? []), f])
 
@@ -1252,28 +1164,15 @@ describe('SSE differential: emulator vs host CPU', () => {
   for (const [group, gforms] of groups) {
     it(`${group}: ${gforms.length} forms x ${CASES} cases`, { timeout: 120_000 }, () => {
       const cases = gforms.flatMap((f) => Array.from({ length: CASES }, (_, i) => caseFor(f, i)))
-      const native = runNative(cases)
-      const failures: string[] = []
-      const failed = new Map<string, number>()
-      cases.forEach((c, i) => {
-        expect(native[i].fault?.vector, `${describeCase(c)}: host watchdog`).not.toBe(-2)
-        for (const mode of MODES) {
-          const emu = runEmu(c, mode.jitThreshold)
-          const diffs = typeof emu === 'string' ? [`emulator threw: ${emu}`] : compare(c, native[i], emu)
-          if (diffs.length === 0) continue
-          const key = `${c.form} [${mode.name}]`
-          failed.set(key, (failed.get(key) ?? 0) + 1)
-          if (failures.length < SHOW)
-            failures.push(`[${mode.name}] ${describeCase(c)}\n    ${diffs.join('\n    ')}`)
-        }
-      })
-      if (failed.size) {
-        const summary = [...failed].map(([f, n]) => `  ${n}/${CASES}  ${f}`).join('\n')
-        console.log(
-          `[sse-differential] ${group}: ${failed.size} form/mode pairs mismatch\n${summary}\n\n${failures.join('\n\n')}`,
-        )
-      }
-      expect([...failed.keys()]).toEqual([])
+      const failed = differentialGroup(
+        `[sse-differential] ${group}`,
+        cases,
+        CASES,
+        SHOW,
+        compare,
+        describeCase,
+      )
+      expect(failed).toEqual([])
     })
   }
 })

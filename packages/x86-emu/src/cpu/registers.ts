@@ -64,11 +64,13 @@ export const RFLAGS_WRITABLE = ARITH_FLAGS | TF | IF | DF | IOPL | NT | RF | AC 
 
 // CR0 / CR4 / EFER
 export const CR0_PE = 1 << 0
+export const CR0_NE = 1 << 5
 export const CR0_WP = 1 << 16
 export const CR0_PG = 1 << 31
 export const CR4_PAE = 1 << 5
 export const CR4_PGE = 1 << 7
 export const CR4_OSFXSR = 1 << 9
+export const CR4_OSXMMEXCPT = 1 << 10
 export const EFER_SCE = 1 << 0
 export const EFER_LME = 1 << 8
 export const EFER_LMA = 1 << 10

@@ -10,14 +10,17 @@ function str4(s: string): number {
 const VENDOR = 'GenuineIntel'
 const BRAND = 'probekit x86-64 emulator'.padEnd(48, '\0')
 
-// Leaf 1 EDX: FPU TSC MSR PAE CX8 APIC CMOV PAT CLFSH MMX FXSR SSE SSE2.
+// Leaf 1 EDX: FPU TSC MSR PAE CX8 PGE CMOV PAT CLFSH MMX FXSR SSE SSE2. No
+// APIC: the machine has no local APIC (its timer is a per-vCPU host device).
+// PAT is the MSR alone (memory types have no effect without caches).
+// test/cpuid.test.ts executes a representative instruction for every bit.
 const LEAF1_EDX =
   (1 << 0) |
   (1 << 4) |
   (1 << 5) |
   (1 << 6) |
   (1 << 8) |
-  (1 << 9) |
+  (1 << 13) |
   (1 << 15) |
   (1 << 16) |
   (1 << 19) |

@@ -6,14 +6,30 @@
 // values that are not representable, and float -> narrower float, honour RC
 // too (see sse-ieee.ts). Out-of-range or NaN float -> integer conversions
 // give the integer indefinite (0x80000000, 0x8000000000000000) and raise IE.
-// The MMX forms (cvtpi2ps, cvtps2pi, cvttps2pi, cvtpi2pd, cvtpd2pi,
-// cvttpd2pi) are not implemented: they need the MMX registers.
+// The MMX forms (cvtpi2ps, cvtpi2pd, cvt(t)ps2pi, cvt(t)pd2pi) read or write
+// mm registers (mmx-state.ts): an mm operand puts the x87 unit in MMX state,
+// a memory source (cvtpi2ps/pd xmm, m64) does not.
 
 import type { Cpu } from '../cpu/cpu.js'
+import { x87State } from '../cpu/fpu-state.js'
 import type { Instruction } from '../decoder/instruction.js'
+import { commitSimd } from './fpu-exceptions.js'
+import { loadMmRm, mmFromScratch, mmxBegin, mmxTransition } from './mmx-state.js'
 import type { Op } from './op.js'
 import { readRm, writeGpr } from './operands.js'
-import { F32, F64, I32, type Load, load32, load64, load128, loadDst, storeRes } from './sse-common.js'
+import {
+  F32,
+  F64,
+  I32,
+  type Load,
+  load32,
+  load64,
+  load128,
+  loadDst,
+  RES,
+  SRC,
+  storeRes,
+} from './sse-common.js'
 import {
   cvtD2F,
   cvtF2D,
@@ -41,14 +57,14 @@ export function compileCvtsi2s(insn: Instruction): Op | null {
       const lo = rd(c)
       fpBegin(c.mxcsr)
       F32[12] = wide ? int64ToFloat(lo, c.th, true) : int32ToF(lo)
-      c.mxcsr |= fpFlags()
+      commitSimd(c, fpFlags())
       c.xmm[d] = I32[12]
     }
   return (c) => {
     const lo = rd(c)
     fpBegin(c.mxcsr)
     F64[6] = wide ? int64ToFloat(lo, c.th, false) : lo
-    c.mxcsr |= fpFlags()
+    commitSimd(c, fpFlags())
     c.xmm[d] = I32[12]
     c.xmm[d + 1] = I32[13]
   }
@@ -67,7 +83,7 @@ export function compileCvts2si(insn: Instruction): Op | null {
     load(c)
     fpBegin(c.mxcsr)
     const lo = single ? singleToInt(4, wide, truncate) : doubleToInt(4, wide, truncate)
-    c.mxcsr |= fpFlags()
+    commitSimd(c, fpFlags())
     wr(c, lo, cvtHi)
   }
 }
@@ -90,7 +106,7 @@ function fpConvert(insn: Instruction, load: Load, lanes: () => void): Op {
     loadDst(c, d)
     fpBegin(c.mxcsr)
     lanes()
-    c.mxcsr |= fpFlags()
+    commitSimd(c, fpFlags())
     storeRes(c, d)
   }
 }
@@ -167,4 +183,55 @@ export function compileCvtPdDq(insn: Instruction): Op | null {
     }
   }
   return null
+}
+
+/** 0F 2A cvtpi2ps / 66 0F 2A cvtpi2pd xmm, mm/m64: two int32 to the low two lanes (cvtpi2ps keeps the upper two). */
+export function compileCvtpi2p(insn: Instruction): Op {
+  const fromMm = insn.mod === 3
+  const load = loadMmRm(insn, SRC)
+  const double = insn.mandatoryPrefix === 0x66
+  const d = insn.reg * 4
+  return (c) => {
+    const s = fromMm ? mmxBegin(c) : x87State(c)
+    load(c, s)
+    loadDst(c, d)
+    fpBegin(c.mxcsr)
+    if (double) {
+      const a = I32[4]
+      const b = I32[5]
+      F64[4] = a
+      F64[5] = b
+    } else {
+      F32[8] = int32ToF(I32[4])
+      F32[9] = int32ToF(I32[5])
+      I32[10] = I32[2]
+      I32[11] = I32[3]
+    }
+    commitSimd(c, fpFlags())
+    if (fromMm) mmxTransition(s)
+    storeRes(c, d)
+  }
+}
+
+/** 0F 2D cvtps2pi / 0F 2C cvttps2pi mm, xmm/m64; 66 0F 2D cvtpd2pi / 66 0F 2C cvttpd2pi mm, xmm/m128. */
+export function compileCvtp2pi(insn: Instruction): Op {
+  const double = insn.mandatoryPrefix === 0x66
+  const truncate = insn.opcode === 0x2c
+  const load = double ? load128(insn, true) : load64(insn)
+  const d = insn.reg & 7
+  return (c) => {
+    const s = mmxBegin(c)
+    load(c)
+    fpBegin(c.mxcsr)
+    if (double) {
+      I32[8] = doubleToInt(4, false, truncate)
+      I32[9] = doubleToInt(6, false, truncate)
+    } else {
+      I32[8] = singleToInt(4, false, truncate)
+      I32[9] = singleToInt(5, false, truncate)
+    }
+    commitSimd(c, fpFlags())
+    mmxTransition(s)
+    mmFromScratch(s, d, RES)
+  }
 }

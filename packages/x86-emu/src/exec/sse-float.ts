@@ -19,6 +19,7 @@ import type { Cpu } from '../cpu/cpu.js'
 import { FK_EAGER } from '../cpu/flags.js'
 import { ARITH_FLAGS, CF, PF, ZF } from '../cpu/registers.js'
 import type { Instruction } from '../decoder/instruction.js'
+import { commitSimd } from './fpu-exceptions.js'
 import type { Op } from './op.js'
 import { writeReg } from './operands.js'
 import { F32, I32, imm8, load32, load64, load128, loadDst, storeRes } from './sse-common.js'
@@ -61,7 +62,7 @@ function fpOp(insn: Instruction, load: (c: Cpu) => void, lanes: () => void): Op 
     loadDst(c, d)
     fpBegin(c.mxcsr)
     lanes()
-    c.mxcsr |= fpFlags()
+    commitSimd(c, fpFlags())
     storeRes(c, d)
   }
 }
@@ -210,7 +211,7 @@ export function compileComis(insn: Instruction): Op | null {
     I32[1] = x[d + 1]
     fpBegin(c.mxcsr)
     const r = compareOrdered(double, signalling, 0, 4)
-    c.mxcsr |= fpFlags()
+    commitSimd(c, fpFlags())
     const f = r === -2 ? ZF | PF | CF : r === -1 ? CF : r === 0 ? ZF : 0
     c.eflags = (c.eflags & ~ARITH_FLAGS) | f
     c.fop = FK_EAGER

@@ -67,6 +67,8 @@ let fx = 0
 let rc = RN
 let daz = false
 let ftz = false
+/** MXCSR.UM clear: underflow is signalled on tininess alone (and FTZ does not apply). */
+let ueUnmasked = false
 
 /** Start a floating-point instruction: latch MXCSR's controls. */
 export function fpBegin(mxcsr: number): void {
@@ -74,6 +76,7 @@ export function fpBegin(mxcsr: number): void {
   rc = (mxcsr >> 13) & 3
   daz = (mxcsr & DAZ) !== 0
   ftz = (mxcsr & FTZ) !== 0
+  ueUnmasked = (mxcsr & (UE << 7)) === 0
 }
 
 /** The flags the instruction raised (the caller ORs them into MXCSR). */
@@ -453,10 +456,17 @@ function exceedsF(op: number, a: number, b: number, rd: number): boolean {
  */
 function underflow(r: number, e: number, minNormal: number, edge: () => boolean): number {
   const inexact = e !== 0
-  if (inexact) fx |= PE
   const m = Math.abs(r)
   let tiny = m < minNormal && (r !== 0 || inexact)
   if (!tiny && m === minNormal && (r > 0 ? e < 0 : e > 0)) tiny = edge()
+  if (tiny && ueUnmasked) {
+    // The unmasked response (#XM) writes no result; PE is judged on the result
+    // rounded with an unbounded exponent (no denormalization loss), as on the host.
+    fx |= UE
+    if (edge === edgeD ? scaledInexactD() : scaledInexactF()) fx |= PE
+    return r
+  }
+  if (inexact) fx |= PE
   if (!tiny) return r
   if (ftz) {
     fx |= UE | PE
@@ -486,6 +496,27 @@ function edgeD(): boolean {
   } else return false // sums and square roots are never tiny and inexact
   const r = compute(edgeOp, a, b)
   return Math.abs(directed(r, errSignD(edgeOp, a, b, r), false)) < MIN_NORMAL_D * S
+}
+
+/** Is the exact binary64 result of edgeOp inexact at 53 bits with an unbounded exponent? */
+function scaledInexactD(): boolean {
+  // Tiny sums are exact; square roots are never tiny. Scale a product or quotient into the normal range.
+  if (edgeOp !== MUL && edgeOp !== DIV) return false
+  const S = 2 ** 100
+  let a = edgeA
+  let b = edgeB
+  if (Math.abs(a) <= 2 ** 900) a *= S
+  else if (edgeOp === MUL) b *= S
+  else b /= S
+  return errSignD(edgeOp, a, b, compute(edgeOp, a, b)) !== 0
+}
+
+/** The same for a binary32 result: edgeRd (the nearest double) must be exact and fit in 24 bits. */
+function scaledInexactF(): boolean {
+  const rd = edgeRd
+  if (edgeOp >= 0 && errSignD(edgeOp, edgeA, edgeB, rd) !== 0) return true
+  const scaled = rd * 2 ** 150
+  return Math.fround(scaled) !== scaled
 }
 
 /**

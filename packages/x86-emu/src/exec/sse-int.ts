@@ -9,7 +9,7 @@
 
 import type { Instruction } from '../decoder/instruction.js'
 import type { Op } from './op.js'
-import { binary128, I8, I16, I32, imm8, U8, U16, U32 } from './sse-common.js'
+import { binary128, I8, I16, I32, imm8, loadDst, storeRes, U8, U16, U32 } from './sse-common.js'
 
 function sat(v: number, lo: number, hi: number): number {
   return Math.max(lo, Math.min(v, hi))
@@ -33,7 +33,7 @@ function mulu32(a: number, b: number): number {
 
 // ---------------------------------------------------------------- lane-wise operations
 
-type Compute = () => void
+export type Compute = () => void
 
 function bytes(f: (a: number, b: number) => number, signed: boolean): Compute {
   return signed
@@ -212,38 +212,45 @@ const SHIFT_BY_XMM: Record<number, Compute> = {
   243: byCount(SLL, 64),
 }
 
+/**
+ * The lane computation of a binary integer operation or shift by a register
+ * count (by opcode). MMX forms use the same computations: their operands sit
+ * in the low quadwords of the slots, and every one of these produces its low
+ * result quadword from the low operand quadwords only.
+ */
+export function packedIntCompute(opcode: number): Compute | undefined {
+  return BINARY[opcode] ?? SHIFT_BY_XMM[opcode]
+}
+
 /** 66-prefixed binary integer operations and shifts by an XMM count. */
 export function compilePackedInt(insn: Instruction): Op | null {
   if (insn.mandatoryPrefix !== 0x66) return null
-  const f = BINARY[insn.opcode] ?? SHIFT_BY_XMM[insn.opcode]
+  const f = packedIntCompute(insn.opcode)
   return f ? binary128(insn, true, f) : null
+}
+
+/** 0F 71/72/73 /digit ib: the shift of the destination slot by an immediate, or null (`wide`: the 128-bit byte shifts exist). */
+export function shiftImmCompute(insn: Instruction, wide: boolean): Compute | null {
+  const r = insn.reg & 7
+  const n = imm8(insn)
+  const bits = insn.opcode === 0x71 ? 16 : insn.opcode === 0x72 ? 32 : 64
+  if (r === 2) return () => shiftLanes(SRL, bits, n)
+  if (r === 4 && bits !== 64) return () => shiftLanes(SRA, bits, n)
+  if (r === 6) return () => shiftLanes(SLL, bits, n)
+  if (wide && bits === 64 && r === 3) return () => shiftBytes(false, n)
+  if (wide && bits === 64 && r === 7) return () => shiftBytes(true, n)
+  return null
 }
 
 /** 66 0F 71/72/73 /r ib: shifts of xmm(rm) by an immediate. */
 export function compileShiftImm(insn: Instruction): Op | null {
   if (insn.mandatoryPrefix !== 0x66 || insn.mod !== 3) return null
-  const r = insn.reg & 7
-  const n = imm8(insn)
-  const bits = insn.opcode === 0x71 ? 16 : insn.opcode === 0x72 ? 32 : 64
-  let compute: Compute | null = null
-  if (r === 2) compute = () => shiftLanes(SRL, bits, n)
-  else if (r === 4 && bits !== 64) compute = () => shiftLanes(SRA, bits, n)
-  else if (r === 6) compute = () => shiftLanes(SLL, bits, n)
-  else if (bits === 64 && r === 3) compute = () => shiftBytes(false, n)
-  else if (bits === 64 && r === 7) compute = () => shiftBytes(true, n)
-  if (compute === null) return null
-  const f = compute
+  const f = shiftImmCompute(insn, true)
+  if (f === null) return null
   const d = insn.rm * 4
   return (c) => {
-    const x = c.xmm
-    I32[0] = x[d]
-    I32[1] = x[d + 1]
-    I32[2] = x[d + 2]
-    I32[3] = x[d + 3]
+    loadDst(c, d)
     f()
-    x[d] = I32[8]
-    x[d + 1] = I32[9]
-    x[d + 2] = I32[10]
-    x[d + 3] = I32[11]
+    storeRes(c, d)
   }
 }

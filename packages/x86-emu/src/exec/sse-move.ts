@@ -6,10 +6,11 @@
 // The aligned forms (movaps, movapd, movdqa, movnt*) raise #GP(0) for a
 // memory operand not aligned to 16 bytes; the others accept any address.
 
+import type { Cpu } from '../cpu/cpu.js'
 import type { Instruction } from '../decoder/instruction.js'
 import type { Op } from './op.js'
 import { compileEa, readReg, readRm, wrap64, writeReg, writeRm } from './operands.js'
-import { compileEa16, I32, imm8, load64, load128, write128 } from './sse-common.js'
+import { compileEa16, I32, imm8, load64, load128, loadDst, U8, write128 } from './sse-common.js'
 
 /** xmm(reg) = full r/m operand (movaps/movups/movapd/movupd/movdqa/movdqu loads). */
 function moveLoad128(insn: Instruction, aligned: boolean): Op {
@@ -214,6 +215,11 @@ export function compileMovqStore(insn: Instruction): Op | null {
   }
 }
 
+/** The top bits of the four bytes of a dword (pmovmskb). */
+export function byteSigns(v: number): number {
+  return ((v >>> 31) << 3) | (((v >>> 23) & 1) << 2) | (((v >>> 15) & 1) << 1) | ((v >>> 7) & 1)
+}
+
 /** 66 0F D7 pmovmskb r32/r64, xmm: the 16 bytes' top bits, zero-extended. */
 export function compilePmovmskb(insn: Instruction): Op | null {
   if (insn.mandatoryPrefix !== 0x66 || insn.mod !== 3) return null
@@ -222,10 +228,7 @@ export function compilePmovmskb(insn: Instruction): Op | null {
   return (c) => {
     const x = c.xmm
     let m = 0
-    for (let i = 3; i >= 0; i--) {
-      const v = x[s + i]
-      m = (m << 4) | ((v >>> 31) << 3) | (((v >>> 23) & 1) << 2) | (((v >>> 15) & 1) << 1) | ((v >>> 7) & 1)
-    }
+    for (let i = 3; i >= 0; i--) m = (m << 4) | byteSigns(x[s + i])
     wr(c, m, 0)
   }
 }
@@ -256,16 +259,14 @@ export function compilePextrw(insn: Instruction): Op | null {
 }
 
 /**
- * 66 0F F7 maskmovdqu xmm1, xmm2: store the bytes of xmm1 whose mask byte in
- * xmm2 has its top bit set to DS:[rDI] (segment override allowed). Whether
- * masked-out bytes can fault is implementation-specific; like the AMD host the
- * differential test runs on, the whole 16-byte range is checked for
- * writability (whatever the mask) before any byte is written.
+ * maskmovdqu / maskmovq: store the `n` bytes in SCRATCH bytes 0..n-1 whose
+ * mask byte (SCRATCH bytes 16..16+n-1) has its top bit set to DS:[rDI]
+ * (segment override allowed); `load` fills both. Whether masked-out bytes can
+ * fault is implementation-specific; like the AMD host the differential test
+ * runs on, the whole range is checked for writability (whatever the mask)
+ * before any byte is written.
  */
-export function compileMaskmovdqu(insn: Instruction): Op | null {
-  if (insn.mandatoryPrefix !== 0x66 || insn.mod !== 3) return null
-  const s = insn.reg * 4
-  const m = insn.rm * 4
+export function compileMaskmov(insn: Instruction, n: number, load: (c: Cpu) => void): Op {
   const rdi = readReg(7, 8)
   const short = insn.addressSize === 4
   const seg = insn.segment
@@ -274,10 +275,23 @@ export function compileMaskmovdqu(insn: Instruction): Op | null {
     let a = short ? lo >>> 0 : c.th * 0x1_0000_0000 + (lo >>> 0)
     if (seg === 'fs') a = wrap64(a + c.fsBase)
     else if (seg === 'gs') a = wrap64(a + c.gsBase)
-    const x = c.xmm
-    c.probeWrite(a, 16)
-    for (let i = 0; i < 16; i++)
-      if (((x[m + (i >> 2)] >>> (8 * (i & 3) + 7)) & 1) !== 0)
-        c.write8(a + i, x[s + (i >> 2)] >>> (8 * (i & 3)))
+    load(c)
+    c.probeWrite(a, n)
+    for (let i = 0; i < n; i++) if ((U8[16 + i] & 0x80) !== 0) c.write8(a + i, U8[i])
   }
+}
+
+/** 66 0F F7 maskmovdqu xmm1, xmm2: the bytes of xmm1 selected by xmm2. */
+export function compileMaskmovdqu(insn: Instruction): Op | null {
+  if (insn.mandatoryPrefix !== 0x66 || insn.mod !== 3) return null
+  const s = insn.reg * 4
+  const m = insn.rm * 4
+  return compileMaskmov(insn, 16, (c) => {
+    loadDst(c, s)
+    const x = c.xmm
+    I32[4] = x[m]
+    I32[5] = x[m + 1]
+    I32[6] = x[m + 2]
+    I32[7] = x[m + 3]
+  })
 }

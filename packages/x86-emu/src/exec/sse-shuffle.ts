@@ -7,36 +7,45 @@
 import type { Instruction } from '../decoder/instruction.js'
 import type { Op } from './op.js'
 import { binary128, I16, I32, imm8, U8, U16 } from './sse-common.js'
-
-type Compute = () => void
+import type { Compute } from './sse-int.js'
 
 function sat(v: number, lo: number, hi: number): number {
   return Math.max(lo, Math.min(v, hi))
 }
 
-/** Interleave the low (high) halves: elements of `bytes` bytes from destination and source alternately. */
-function unpack(size: number, high: boolean): Compute {
+/**
+ * Interleave the low (high) halves of destination and source, elements of
+ * `size` bytes, for registers of `width` bytes (16: XMM, 8: MMX, whose
+ * operands sit in the low quadwords of the slots).
+ */
+function unpack(size: number, high: boolean, width: number): Compute {
+  const n = width / size / 2 // elements taken from each operand
   switch (size) {
     case 1: {
-      const o = high ? 8 : 0
+      const o = high ? n : 0
       return () => {
-        for (let i = 0; i < 8; i++) {
+        for (let i = 0; i < n; i++) {
           U8[32 + 2 * i] = U8[o + i]
           U8[33 + 2 * i] = U8[16 + o + i]
         }
       }
     }
     case 2: {
-      const o = high ? 4 : 0
+      const o = high ? n : 0
       return () => {
-        for (let i = 0; i < 4; i++) {
+        for (let i = 0; i < n; i++) {
           U16[16 + 2 * i] = U16[o + i]
           U16[17 + 2 * i] = U16[8 + o + i]
         }
       }
     }
     case 4: {
-      const o = high ? 2 : 0
+      const o = high ? n : 0
+      if (n === 1)
+        return () => {
+          I32[8] = I32[o]
+          I32[9] = I32[4 + o]
+        }
       return () => {
         I32[8] = I32[o]
         I32[9] = I32[4 + o]
@@ -56,35 +65,74 @@ function unpack(size: number, high: boolean): Compute {
   }
 }
 
-const packsswb: Compute = () => {
-  for (let i = 0; i < 16; i++) U8[32 + i] = sat(I16[i], -128, 127)
+/** Saturating packs: the destination's elements then the source's, `width` bytes of result. */
+function packsswb(width: number): Compute {
+  const n = width / 2
+  return () => {
+    for (let i = 0; i < n; i++) {
+      U8[32 + i] = sat(I16[i], -128, 127)
+      U8[32 + n + i] = sat(I16[8 + i], -128, 127)
+    }
+  }
 }
-const packuswb: Compute = () => {
-  for (let i = 0; i < 16; i++) U8[32 + i] = sat(I16[i], 0, 255)
+function packuswb(width: number): Compute {
+  const n = width / 2
+  return () => {
+    for (let i = 0; i < n; i++) {
+      U8[32 + i] = sat(I16[i], 0, 255)
+      U8[32 + n + i] = sat(I16[8 + i], 0, 255)
+    }
+  }
 }
-const packssdw: Compute = () => {
-  for (let i = 0; i < 8; i++) U16[16 + i] = sat(I32[i], -32768, 32767)
+function packssdw(width: number): Compute {
+  const n = width / 4
+  return () => {
+    for (let i = 0; i < n; i++) {
+      U16[16 + i] = sat(I32[i], -32768, 32767)
+      U16[16 + n + i] = sat(I32[4 + i], -32768, 32767)
+    }
+  }
 }
 
-/** 66 0F 60-6D: punpck*, packs*, plus pcmpgt* (handled in sse-int.ts). */
-const INT_SHUFFLES: Record<number, Compute> = {
-  96: unpack(1, false),
-  97: unpack(2, false),
-  98: unpack(4, false),
-  99: packsswb,
-  103: packuswb,
-  104: unpack(1, true),
-  105: unpack(2, true),
-  106: unpack(4, true),
-  107: packssdw,
-  108: unpack(8, false),
-  109: unpack(8, true),
+function intShuffles(width: number): Record<number, Compute> {
+  const t: Record<number, Compute> = {
+    96: unpack(1, false, width),
+    97: unpack(2, false, width),
+    98: unpack(4, false, width),
+    99: packsswb(width),
+    103: packuswb(width),
+    104: unpack(1, true, width),
+    105: unpack(2, true, width),
+    106: unpack(4, true, width),
+    107: packssdw(width),
+  }
+  if (width === 16) {
+    t[108] = unpack(8, false, 16) // punpcklqdq, punpckhqdq: XMM only
+    t[109] = unpack(8, true, 16)
+  }
+  return t
+}
+
+/** 0F 60-6D: punpck*, packs* (pcmpgt* are in sse-int.ts), for XMM (16) and MMX (8) registers. */
+const INT_SHUFFLES: Record<number, Record<number, Compute>> = { 16: intShuffles(16), 8: intShuffles(8) }
+
+/** The unpack or pack of opcode 0F 60-6D for registers of `width` bytes. */
+export function intShuffleCompute(opcode: number, width: 8 | 16): Compute | undefined {
+  return INT_SHUFFLES[width][opcode]
+}
+
+/** pshuflw / pshufw: the low four source words selected by imm8 into the low result quadword. */
+export function shuffleLowWords(k: number): Compute {
+  const sel = [k & 3, (k >> 2) & 3, (k >> 4) & 3, (k >> 6) & 3]
+  return () => {
+    for (let i = 0; i < 4; i++) U16[16 + i] = U16[8 + sel[i]]
+  }
 }
 
 /** 66 0F 60-6D (except the compares): unpacks and packs. */
 export function compileIntShuffle(insn: Instruction): Op | null {
   if (insn.mandatoryPrefix !== 0x66) return null
-  const f = INT_SHUFFLES[insn.opcode]
+  const f = intShuffleCompute(insn.opcode, 16)
   return f ? binary128(insn, true, f) : null
 }
 
@@ -103,12 +151,14 @@ export function compilePshuf(insn: Instruction): Op | null {
         I32[9] = I32[5]
         for (let i = 0; i < 4; i++) U16[20 + i] = U16[12 + sel[i]]
       })
-    case 0xf2:
+    case 0xf2: {
+      const low = shuffleLowWords(k)
       return binary128(insn, true, () => {
-        for (let i = 0; i < 4; i++) U16[16 + i] = U16[8 + sel[i]]
+        low()
         I32[10] = I32[6]
         I32[11] = I32[7]
       })
+    }
   }
   return null
 }
@@ -144,7 +194,7 @@ export function compileShufp(insn: Instruction): Op | null {
 /** 0F 14/15 unpcklps/unpckhps, 66 0F 14/15 unpcklpd/unpckhpd. */
 export function compileUnpckp(insn: Instruction): Op | null {
   const high = insn.opcode === 0x15
-  if (insn.mandatoryPrefix === 0) return binary128(insn, true, unpack(4, high))
-  if (insn.mandatoryPrefix === 0x66) return binary128(insn, true, unpack(8, high))
+  if (insn.mandatoryPrefix === 0) return binary128(insn, true, unpack(4, high, 16))
+  if (insn.mandatoryPrefix === 0x66) return binary128(insn, true, unpack(8, high, 16))
   return null
 }

@@ -3,26 +3,26 @@
 // (the caller then tries its other families and finally raises #UD).
 //
 // Implemented: everything SSE and SSE2 define on XMM registers and MXCSR,
-// plus fxsave/fxrstor (CPUID leaf 1 EDX reports FXSR, SSE, SSE2 and nothing
-// newer). Not implemented (need the MMX/x87 registers, or are SSE3+ which
-// CPUID does not report): the MMX forms of the integer
-// instructions (no 66 prefix, e.g. 0F EF pxor mm, mm/m64), pshufw, pinsrw/
-// pextrw/pmovmskb/pavg*/pmin*/pmax*/psadbw/pmuludq/paddq/psubq on MMX
-// registers, maskmovq, movntq, movq2dq, movdq2q, cvtpi2ps, cvtps2pi,
-// cvttps2pi, cvtpi2pd, cvtpd2pi, cvttpd2pi, emms; SSE3 lddqu, movddup,
-// movsldup, movshdup, haddps/pd, hsubps/pd, addsubps/pd; AMD's SSE4a movntss,
-// movntsd, extrq, insertq. VEX encodings are AVX and are left alone.
+// fxsave/fxrstor, and the MMX forms (mmx.ts: MMX itself and the SSE/SSE2
+// additions on mm registers; cvtpi2ps & co. in sse-convert.ts). CPUID leaf 1
+// EDX reports MMX, FXSR, SSE, SSE2 and nothing newer. Not implemented (#UD):
+// SSE3 lddqu, movddup, movsldup, movshdup, haddps/pd, hsubps/pd,
+// addsubps/pd; AMD's SSE4a movntss, movntsd, extrq, insertq; anything
+// newer. VEX encodings are AVX and are left alone.
 //
 // Files: sse-common.ts (scratch vector, operand loads/stores, alignment),
 // sse-ieee.ts (IEEE arithmetic, MXCSR rounding and flags), sse-move.ts,
 // sse-int.ts, sse-shuffle.ts, sse-float.ts, sse-convert.ts, sse-state.ts.
 
 import type { Instruction } from '../decoder/instruction.js'
+import { compileMmx, compileMovqMmXmm } from './mmx.js'
 import type { Op } from './op.js'
 import {
   compileCvtDq,
   compileCvtFloat,
   compileCvtPdDq,
+  compileCvtp2pi,
+  compileCvtpi2p,
   compileCvts2si,
   compileCvtsi2s,
 } from './sse-convert.js'
@@ -54,6 +54,8 @@ import { compileSseState } from './sse-state.js'
 /** Compile a legacy-encoded SSE/SSE2 instruction of the 0F map, or null when it is not one this implements. */
 export function compileSse(insn: Instruction): Op | null {
   if (insn.encoding !== 'legacy' || insn.map !== 1) return null
+  const mmx = compileMmx(insn)
+  if (mmx !== null) return mmx
   const o = insn.opcode
   switch (o) {
     case 0x10:
@@ -72,10 +74,14 @@ export function compileSse(insn: Instruction): Op | null {
     case 0x2b:
       return compileMovAps(insn)
     case 0x2a:
-      return compileCvtsi2s(insn)
+      return insn.mandatoryPrefix === 0 || insn.mandatoryPrefix === 0x66
+        ? compileCvtpi2p(insn)
+        : compileCvtsi2s(insn)
     case 0x2c:
     case 0x2d:
-      return compileCvts2si(insn)
+      return insn.mandatoryPrefix === 0 || insn.mandatoryPrefix === 0x66
+        ? compileCvtp2pi(insn)
+        : compileCvts2si(insn)
     case 0x2e:
     case 0x2f:
       return compileComis(insn)
@@ -126,7 +132,7 @@ export function compileSse(insn: Instruction): Op | null {
     case 0xc6:
       return compileShufp(insn)
     case 0xd6:
-      return compileMovqStore(insn)
+      return insn.mandatoryPrefix === 0x66 ? compileMovqStore(insn) : compileMovqMmXmm(insn)
     case 0xd7:
       return compilePmovmskb(insn)
     case 0xe6:

@@ -201,8 +201,21 @@ export function readMsr(c: Cpu, msr: number): bigint {
       return BigInt(c.tscAux >>> 0)
   }
   const v = c.msrs.get(msr)
-  if (v === undefined) throw new CpuFault(Vector.GP, 0, 0, `rdmsr of unknown MSR 0x${msr.toString(16)}`)
+  if (v === undefined) {
+    if (msr === MSR_PAT) return PAT_DEFAULT
+    throw new CpuFault(Vector.GP, 0, 0, `rdmsr of unknown MSR 0x${msr.toString(16)}`)
+  }
   return v
+}
+
+/** IA32_PAT: the memory types are stored (no caches to apply them to); power-on value, and reserved types #GP. */
+const MSR_PAT = 0x277
+const PAT_DEFAULT = 0x0007040600070406n
+function checkPat(v: bigint): void {
+  for (let i = 0n; i < 64n; i += 8n) {
+    const t = (v >> i) & 0xffn
+    if (t === 2n || t === 3n || t > 7n) throw new CpuFault(Vector.GP, 0, 0, 'IA32_PAT: reserved memory type')
+  }
 }
 
 export function writeMsr(c: Cpu, msr: number, v: bigint): void {
@@ -212,6 +225,7 @@ export function writeMsr(c: Cpu, msr: number, v: bigint): void {
       throw new CpuFault(Vector.GP, 0, 0, 'non-canonical MSR value')
     return n
   }
+  if (msr === MSR_PAT) checkPat(v)
   switch (msr) {
     case MSR_EFER:
       c.efer = (Number(v & 0xffffn) & ~EFER_LMA) | EFER_LMA

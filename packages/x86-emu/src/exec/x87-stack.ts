@@ -4,8 +4,10 @@
 //
 // Exceptions: all six are normally masked (FCW 0x037f) and then the masked
 // response is produced (QNaN indefinite, infinity, ...). An unmasked
-// exception sets FSW.ES and FSW.B as on hardware, but #MF is NOT delivered
-// (the masked response is still produced).
+// exception sets FSW.ES and FSW.B as on hardware and #MF is delivered at the
+// next waiting instruction (fpu-exceptions.ts); the instruction itself still
+// produces the masked response (the unmasked responses - operands left
+// unchanged, results scaled by 2^+-24576 - are not modelled).
 
 import type { X87State } from '../cpu/fpu-state.js'
 import { type F80, IE, INDEFINITE, SF } from './x87-float.js'

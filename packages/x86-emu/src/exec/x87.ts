@@ -4,14 +4,19 @@
 // x87-stack.ts, memory formats in x87-mem.ts.
 //
 // The transcendentals are in x87-transcendental.ts (see its precision note).
-// Not implemented (#UD): the 16-bit (66-prefixed) environment
+// Unmasked exceptions: fpu-exceptions.ts (#MF at the next waiting
+// instruction). The unmasked response of a pre-computation exception (IE,
+// DE, ZE: register stack unchanged) is modelled for register results; a
+// store to memory is still written, and unmasked OE/UE do not produce the
+// scaled results (the masked ones are written). Not implemented (#UD): the 16-bit (66-prefixed) environment
 // forms. FOP/FIP/FDP are not tracked (they read as zero after fninit).
 
 import type { Cpu } from '../cpu/cpu.js'
 import { arithFlags } from '../cpu/flags.js'
-import { x87State } from '../cpu/fpu-state.js'
+import { type X87State, x87State } from '../cpu/fpu-state.js'
 import { CF, PF, ZF } from '../cpu/registers.js'
 import type { Instruction } from '../decoder/instruction.js'
+import { checkX87Pending, updateX87Summary } from './fpu-exceptions.js'
 import { nop } from './move.js'
 import type { Op } from './op.js'
 import { compileEa, writeReg } from './operands.js'
@@ -392,7 +397,9 @@ function memForm(insn: Instruction): Op | null {
         case 5:
           return (c) => {
             const v = c.read16(ea(c))
-            x87State(c).fcw = v & 0x1f7f
+            const s = x87State(c)
+            s.fcw = v & 0x1f7f
+            updateX87Summary(s) // unmasking a raised flag makes it pending
           }
         case 6:
           if (insn.operandSizePrefix) return null
@@ -570,9 +577,51 @@ function regForm(insn: Instruction): Op | null {
   return null
 }
 
+/** The non-waiting forms: fninit, fnclex, fnstsw, fnstcw, fnstenv, fnsave (and the DB E0/E1/E4 no-ops). */
+function nonWaiting(insn: Instruction): boolean {
+  const o = insn.opcode
+  const r = insn.reg & 7
+  if (insn.mod === 3) return (o === 0xdb && r === 4) || (o === 0xdf && r === 4)
+  return (o === 0xd9 && (r === 6 || r === 7)) || (o === 0xdd && (r === 6 || r === 7))
+}
+
 /** D8-DF x87 instructions and 9B fwait; null for what is not implemented (#UD). */
 export function compileX87(insn: Instruction): Op | null {
-  if (insn.opcode === 0x9b) return fwait
-  if (insn.opcode < 0xd8 || insn.opcode > 0xdf) return null
-  return insn.mod === 3 ? regForm(insn) : memForm(insn)
+  if (insn.opcode !== 0x9b && (insn.opcode < 0xd8 || insn.opcode > 0xdf)) return null
+  const op = insn.opcode === 0x9b ? fwait : insn.mod === 3 ? regForm(insn) : memForm(insn)
+  if (op === null || nonWaiting(insn)) return op
+  const control = insn.mod !== 3 && (insn.opcode === 0xd9 || insn.opcode === 0xdd) && (insn.reg & 7) >= 4
+  // A waiting instruction first delivers a pending unmasked exception (#MF).
+  return (c) => {
+    const s = x87State(c)
+    checkX87Pending(c, s)
+    if ((~s.fcw & PRE_COMPUTATION) === 0 || control) op(c)
+    else withUnmaskedResponse(s, op, c)
+  }
+}
+
+const PRE_COMPUTATION = 0x07 // IE, DE, ZE
+const C1_BIT = 0x200
+const SF_BIT = 0x40
+
+/**
+ * Run `op` when some pre-computation exception is unmasked: if it raises one,
+ * the unmasked response leaves the register stack (values, tags, TOP) as it
+ * was and only the exception flags, ES/B (and C1 for a stack fault) change.
+ * Memory a store already wrote is not taken back (see the note at the top).
+ */
+function withUnmaskedResponse(s: X87State, op: Op, c: Cpu): void {
+  const fsw = s.fsw
+  const ftw = s.ftwAbridged
+  const se = s.se.slice()
+  const sig = s.sig.slice()
+  op(c)
+  const raised = s.fsw & ~fsw
+  if ((raised & ~s.fcw & PRE_COMPUTATION) === 0) return
+  const flags = raised & (PRE_COMPUTATION | SF_BIT)
+  const c1 = (s.fsw & SF_BIT) !== 0 ? s.fsw & C1_BIT : fsw & C1_BIT
+  s.fsw = (fsw & ~C1_BIT) | flags | c1 | 0x8080
+  s.ftwAbridged = ftw
+  s.se.set(se)
+  for (let i = 0; i < 8; i++) s.sig[i] = sig[i]
 }

@@ -3,6 +3,9 @@
 
 import {
   AddressSpace,
+  CR0_NE,
+  CR4_OSFXSR,
+  CR4_OSXMMEXCPT,
   EFER_LMA,
   EFER_NXE,
   EFER_SCE,
@@ -29,6 +32,10 @@ export interface FlatCase {
   xmm?: Uint8Array
   /** Initial MXCSR (default 0x1f80). */
   mxcsr?: number
+  /** CR0.NE and CR4.OSFXSR/OSXMMEXCPT as Linux sets them: unmasked FP exceptions raise #MF / #XM. */
+  linuxFpu?: boolean
+  /** Run at CPL 0 instead of 3 (privileged instructions). */
+  kernel?: boolean
 }
 
 export interface FlatOutcome {
@@ -66,13 +73,17 @@ export function runFlat(
   const cpu = m.cpus[0]
   cpu.efer = EFER_LMA | EFER_NXE | EFER_SCE
   cpu.setCr3(space.root)
-  cpu.setCpl(3)
+  cpu.setCpl(c.kernel ? 0 : 3)
   cpu.cs = USER_CS
   cpu.ss = USER_SS
   for (let i = 0; i < 16; i++) cpu.setReg(i, c.gpr[i])
   cpu.rflags = Number(c.rflags) | IF
   if (c.xmm) new Uint8Array(cpu.xmm.buffer, cpu.xmm.byteOffset, 256).set(c.xmm)
   if (c.mxcsr !== undefined) cpu.mxcsr = c.mxcsr
+  if (c.linuxFpu) {
+    cpu.cr0 |= CR0_NE
+    cpu.cr4 |= CR4_OSFXSR | CR4_OSXMMEXCPT
+  }
   cpu.rip = CODE
   const end = CODE + c.code.length
 

@@ -78,6 +78,7 @@ idtentry asm_exc_invalid_op		exc_invalid_op			0
 idtentry asm_exc_general_protection	exc_general_protection		1
 idtentry asm_exc_page_fault		exc_page_fault			1
 idtentry asm_exc_coprocessor_error	exc_coprocessor_error		0
+idtentry asm_exc_simd_coprocessor_error	exc_simd_coprocessor_error	0
 idtentry asm_sysvec_apic_timer_interrupt sysvec_apic_timer_interrupt	0
 
 /*

@@ -5,6 +5,10 @@
 #include <abi.h>
 #include <linux/kernel.h>
 
+#ifndef X86_TRAP_XF
+#define X86_TRAP_XF		19	/* SIMD floating-point exception */
+#endif
+
 /* A 64-bit interrupt gate. */
 struct gate_struct {
 	u16 offset_low;
@@ -20,7 +24,8 @@ struct gate_struct {
 /* The stubs in entry_64.S. */
 extern char asm_exc_divide_error[], asm_exc_debug[], asm_exc_nmi[], asm_exc_int3[],
 	asm_exc_invalid_op[], asm_exc_general_protection[], asm_exc_page_fault[],
-	asm_exc_coprocessor_error[], asm_sysvec_apic_timer_interrupt[], irq_entries_start[];
+	asm_exc_coprocessor_error[], asm_exc_simd_coprocessor_error[],
+	asm_sysvec_apic_timer_interrupt[], irq_entries_start[];
 
 struct gate_struct idt_table[NR_VECTORS] __aligned(PAGE_SIZE);
 
@@ -39,6 +44,7 @@ static const struct idt_data def_idts[] = {
 	{ X86_TRAP_GP,	0, asm_exc_general_protection },
 	{ X86_TRAP_PF,	0, asm_exc_page_fault },
 	{ X86_TRAP_MF,	0, asm_exc_coprocessor_error },
+	{ X86_TRAP_XF,	0, asm_exc_simd_coprocessor_error },
 	{ TIMER_VECTOR,	0, asm_sysvec_apic_timer_interrupt },
 };
 

@@ -92,11 +92,25 @@ asmlinkage void exc_invalid_op(struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(exc_invalid_op);
 
+#ifndef X86_TRAP_XF
+#define X86_TRAP_XF		19
+#endif
+
+/*
+ * #MF and #XM (math_error): from user mode the host sends SIGFPE with the
+ * si_code fpu__exception_code() computes from the FPU state.
+ */
 asmlinkage void exc_coprocessor_error(struct pt_regs *regs)
 {
 	do_error_trap(regs, 0, "coprocessor error", X86_TRAP_MF, SIGFPE);
 }
 NOKPROBE_SYMBOL(exc_coprocessor_error);
+
+asmlinkage void exc_simd_coprocessor_error(struct pt_regs *regs)
+{
+	do_error_trap(regs, 0, "simd exception", X86_TRAP_XF, SIGFPE);
+}
+NOKPROBE_SYMBOL(exc_simd_coprocessor_error);
 
 /*
  * int3: RIP already points after the 0xcc. A kprobe's notifier recognises
