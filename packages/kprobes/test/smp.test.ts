@@ -46,8 +46,9 @@ describe('SMP: stepping in place vs out of line', () => {
     // CPU 1 made syscalls through do_syscall_64 in the window, and the probe saw none of them.
     expect(w.detected).toBeGreaterThan(10)
     expect(w.hits).toBe(0)
-    // Outside the window the two probes agree on CPU 1 (give or take the call in flight).
-    expect(Math.abs(hits[1] - (detected[1] - w.detected))).toBeLessThanOrEqual(1)
+    // Outside the window the two probes agree on CPU 1, give or take a call in flight at the
+    // window's start (do_syscall_64 counted before it, sys_ni_host inside it) and one at the end of the run.
+    expect(Math.abs(hits[1] - (detected[1] - w.detected))).toBeLessThanOrEqual(2)
     kp.unregister_kprobes([p, detector])
     expect(k.printk.text()).not.toMatch(/oops|BUG/i)
   })
