@@ -58,6 +58,7 @@ import { Mm } from './mm.js'
 import { PageCache } from './page-cache.js'
 import { Printk } from './printk.js'
 import { execTask, forkTask } from './process.js'
+import { defaultRlimits } from './rlimits.js'
 import { KernelServices } from './services.js'
 import {
   bit,
@@ -283,6 +284,9 @@ export class Kernel {
     const pid = this.nextPid++
     const task = new Task(pid, pid, null, basename(path), mm, files)
     task.cwd = this.vfs.root
+    task.pgid = pid // the first process leads its own session and process group, like init
+    task.sid = pid
+    task.rlimits = defaultRlimits(this.machine.memory.size)
     const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, this.machine.cpus[0], {
       pageCache: this.pageCache,
       file: node,
@@ -390,6 +394,7 @@ export class Kernel {
       prev.fsBase = cpu.fsBase
       prev.gsBase = cpu.kernelGsBase
       prev.lastRan = cpu.instructions
+      prev.utime += this.machine.cycles(cpu.id) - prev.runStart
       if (prev.state === 'running') prev.state = 'runnable'
       prev.cpu = -1
     }
@@ -397,6 +402,7 @@ export class Kernel {
     if (next.state !== 'idle') {
       next.state = 'running'
       next.cpu = cpu.id
+      next.runStart = this.machine.cycles(cpu.id)
       cpu.xmm.set(next.xmm)
       cpu.mxcsr = next.mxcsr
       restoreX87State(x87State(cpu), next.x87)
@@ -957,6 +963,8 @@ export class Kernel {
   /** Remove a zombie after wait4 collected it. */
   reap(t: Task): void {
     this.tasks.delete(t.pid)
+    // Its CPU time (and its own children's) now counts as its parent's children's (RUSAGE_CHILDREN, tms_cutime).
+    if (t.parent && t.isThreadGroupLeader) t.parent.cutime += t.utime + t.cutime
     if (t.parent) t.parent.children = t.parent.children.filter((c) => c !== t)
   }
 

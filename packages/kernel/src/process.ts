@@ -55,6 +55,9 @@ export function forkTask(
   child.x87 = copyX87State(x87State(ctx.cpu))
   child.cwd = parent.cwd
   child.umask = parent.umask
+  child.pgid = parent.pgid
+  child.sid = parent.sid
+  child.rlimits = thread ? parent.rlimits : parent.rlimits.map((r) => ({ ...r }))
   frame.save(child.regs)
   child.setReg('ax', 0)
   if (stack) child.setReg('sp', stack)
