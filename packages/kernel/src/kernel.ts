@@ -49,6 +49,7 @@ import {
   PT_REGS_SIZE,
   type PtRegsField,
 } from './abi.js'
+import { makeDevFd } from './dev-fd.js'
 import { ElfError } from './elf.js'
 import { EBADF, EFAULT, ENOENT, ENOEXEC, ENOSYS } from './errno.js'
 import { loadExecutable } from './exec-loader.js'
@@ -266,8 +267,12 @@ export class Kernel {
         (d) => d.length,
       ),
     )
+    makeDevFd(dev, () => this.serving?.files)
     this.vfs.mkdirp('/tmp')
   }
+
+  /** The task whose system call the host is serving now ("current" for /dev/fd). */
+  private serving: Task | null = null
 
   /** Make a process from an executable in the file system; it becomes init (pid 1) if it is the first. */
   spawn(path: string, argv: readonly string[], envp: readonly string[] = []): Task {
@@ -847,10 +852,11 @@ export class Kernel {
 
   /** Run a host service with a syscall context (faults on user memory become -EFAULT). */
   private withContext(c: Cpu, regs: number, fn: (ctx: SyscallContext) => number): number {
+    this.serving = this.current(c)
     const ctx: SyscallContext = {
       kernel: this,
       cpu: c,
-      task: this.current(c),
+      task: this.serving,
       frame: this.frame(regs || this.cpuState[c.id].stackTop - PT_REGS_SIZE),
       regs,
     }
@@ -887,6 +893,7 @@ export class Kernel {
       frame.get('r9'),
     ]
     let r: SyscallResult
+    this.serving = task
     try {
       r = fn({ kernel: this, cpu: c, task, frame, regs }, ...args)
     } catch (e) {

@@ -102,6 +102,10 @@ export class Directory implements Inode {
   nlink = 2
   mtime = 0
   constructor(public parent: Directory | null = null) {}
+  /** The entry a path walk finds under name (a directory whose entries are computed overrides it). */
+  child(name: string): Inode | undefined {
+    return this.children.get(name)
+  }
   size(): number {
     return 4096
   }
@@ -257,7 +261,7 @@ export class Vfs {
     if (parts.length === 0) return { inode: dir, parent: dir.parent ?? dir, name: '.' }
     for (let i = 0; i < parts.length; i++) {
       const name = parts[i]
-      let next: Inode | undefined = name === '..' ? (dir.parent ?? dir) : dir.children.get(name)
+      let next: Inode | undefined = name === '..' ? (dir.parent ?? dir) : dir.child(name)
       if (!next) return -ENOENT
       const last = i === parts.length - 1
       if (next instanceof Symlink && !(last && nofollow)) {
