@@ -3,7 +3,8 @@
 // (as on Linux, where they lead to /proc/self/fd). Looking up fd/N finds
 // the inode open on descriptor N, so stat sees the pipe or file and open
 // opens it again. Unlike Linux's magic links, the entries are not
-// symlinks themselves (lstat and readlink see the file, not a link).
+// symlinks themselves (lstat and readlink see the file, not a link), and a
+// listing (getdents64) shows the descriptors as of the last lookup.
 
 import type { FdTable } from './files.js'
 import { Directory, type Inode, Symlink } from './vfs.js'
