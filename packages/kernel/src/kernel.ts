@@ -52,6 +52,7 @@ import {
   PT_REGS_SIZE,
   type PtRegsField,
 } from './abi.js'
+import { makeDevFd } from './dev-fd.js'
 import { ElfError } from './elf.js'
 import { EBADF, EFAULT, ENOENT, ENOEXEC, ENOSYS } from './errno.js'
 import { loadExecutable } from './exec-loader.js'
@@ -61,6 +62,7 @@ import { Mm } from './mm.js'
 import { PageCache } from './page-cache.js'
 import { Printk } from './printk.js'
 import { execTask, forkTask } from './process.js'
+import { defaultRlimits } from './rlimits.js'
 import { exitRobustList } from './robust-futex.js'
 import { rseqHandleNotifyResume, rseqPreempt, rseqSignalDeliver } from './rseq.js'
 import { KernelServices } from './services.js'
@@ -273,8 +275,12 @@ export class Kernel {
         (d) => d.length,
       ),
     )
+    makeDevFd(dev, () => this.serving?.files)
     this.vfs.mkdirp('/tmp')
   }
+
+  /** The task whose system call the host is serving now ("current" for /dev/fd). */
+  private serving: Task | null = null
 
   /** Make a process from an executable in the file system; it becomes init (pid 1) if it is the first. */
   spawn(path: string, argv: readonly string[], envp: readonly string[] = []): Task {
@@ -291,6 +297,9 @@ export class Kernel {
     const pid = this.nextPid++
     const task = new Task(pid, pid, null, basename(path), mm, files)
     task.cwd = this.vfs.root
+    task.pgid = pid // the first process leads its own session and process group, like init
+    task.sid = pid
+    task.rlimits = defaultRlimits(this.machine.memory.size)
     const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, this.machine.cpus[0], {
       pageCache: this.pageCache,
       file: node,
@@ -399,6 +408,7 @@ export class Kernel {
       prev.gsBase = cpu.kernelGsBase
       prev.lastRan = cpu.instructions
       rseqPreempt(prev)
+      prev.utime += this.machine.cycles(cpu.id) - prev.runStart
       if (prev.state === 'running') prev.state = 'runnable'
       prev.cpu = -1
     }
@@ -406,6 +416,7 @@ export class Kernel {
     if (next.state !== 'idle') {
       next.state = 'running'
       next.cpu = cpu.id
+      next.runStart = this.machine.cycles(cpu.id)
       cpu.xmm.set(next.xmm)
       cpu.mxcsr = next.mxcsr
       restoreX87State(x87State(cpu), next.x87)
@@ -863,10 +874,11 @@ export class Kernel {
 
   /** Run a host service with a syscall context (faults on user memory become -EFAULT). */
   private withContext(c: Cpu, regs: number, fn: (ctx: SyscallContext) => number): number {
+    this.serving = this.current(c)
     const ctx: SyscallContext = {
       kernel: this,
       cpu: c,
-      task: this.current(c),
+      task: this.serving,
       frame: this.frame(regs || this.cpuState[c.id].stackTop - PT_REGS_SIZE),
       regs,
     }
@@ -903,6 +915,7 @@ export class Kernel {
       frame.get('r9'),
     ]
     let r: SyscallResult
+    this.serving = task
     try {
       r = fn({ kernel: this, cpu: c, task, frame, regs }, ...args)
     } catch (e) {
@@ -979,6 +992,8 @@ export class Kernel {
   /** Remove a zombie after wait4 collected it. */
   reap(t: Task): void {
     this.tasks.delete(t.pid)
+    // Its CPU time (and its own children's) now counts as its parent's children's (RUSAGE_CHILDREN, tms_cutime).
+    if (t.parent && t.isThreadGroupLeader) t.parent.cutime += t.utime + t.cutime
     if (t.parent) t.parent.children = t.parent.children.filter((c) => c !== t)
   }
 

@@ -59,6 +59,9 @@ export function forkTask(
   child.cwd = parent.cwd
   child.umask = parent.umask
   rseqFork(parent, child, shareVm)
+  child.pgid = parent.pgid
+  child.sid = parent.sid
+  child.rlimits = thread ? parent.rlimits : parent.rlimits.map((r) => ({ ...r }))
   frame.save(child.regs)
   child.setReg('ax', 0)
   if (stack) child.setReg('sp', stack)

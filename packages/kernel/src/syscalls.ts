@@ -5,6 +5,8 @@
 
 import type { Cpu } from '@probekit/x86-emu'
 import { sysClone3 } from './clone3.js'
+import { sysGetrusage, sysTimes } from './cputime.js'
+import { sysGetgroups, sysGetresid } from './credentials.js'
 import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, ESRCH } from './errno.js'
 import {
   O_ACCMODE,
@@ -20,11 +22,16 @@ import {
 import type { Kernel, PtRegsFrame } from './kernel.js'
 import { sysMadvise } from './madvise.js'
 import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
+import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './permissions.js'
 import { forkTask, futex, wait4, waitid } from './process.js'
+import { sysGetpgid, sysGetpgrp, sysGetsid, sysSetpgid, sysSetsid } from './process-groups.js'
+import { sysGetrlimit, sysPrlimit64, sysSetrlimit } from './rlimits.js'
 import { sysGetRobustList, sysSetRobustList } from './robust-futex.js'
 import { sysRseq } from './rseq.js'
 import { sysSchedGetaffinity } from './sched-affinity.js'
 import { bit, NSIG, restoreRtFrame, SIGKILL, SIGSEGV, SIGSTOP, sanitizeMask } from './signals.js'
+import { sysConnect, sysGetpeername, sysGetsockname, sysSocket } from './socket.js'
+import { sysFstatfs, sysStatfs } from './statfs.js'
 import { sysSysinfo } from './sysinfo.js'
 import type { Task } from './task.js'
 import {
@@ -215,7 +222,7 @@ function dirAt(ctx: SyscallContext, dirfd: number, path: string): Directory | nu
   return f.inode instanceof Directory ? f.inode : -ENOTDIR
 }
 
-function lookupAt(ctx: SyscallContext, dirfd: number, path: string, nofollow = false): Inode | number {
+export function lookupAt(ctx: SyscallContext, dirfd: number, path: string, nofollow = false): Inode | number {
   const dir = dirAt(ctx, dirfd, path)
   return typeof dir === 'number' ? dir : ctx.kernel.vfs.lookup(path, dir, nofollow)
 }
@@ -306,13 +313,6 @@ def(262, 'newfstatat', (ctx, dirfd, path, buf, flags) => {
   return statAt(ctx, dirfd, path, buf, (flags & 0x100) !== 0) // AT_SYMLINK_NOFOLLOW
 })
 
-def(21, 'access', (ctx, path) => {
-  const p = strncpyFromUser(ctx.task.mm, path, 4096)
-  if (p === null) return -36
-  const node = lookupAt(ctx, AT_FDCWD, p)
-  return typeof node === 'number' ? node : 0
-})
-
 def(32, 'dup', ({ task }, fd) => {
   const f = fileOf(task, fd)
   if (typeof f === 'number') return f
@@ -349,6 +349,10 @@ def(72, 'fcntl', ({ task }, fd, cmd, arg) => {
     case 4: // F_SETFL
       f.flags = (f.flags & O_ACCMODE) | (arg & (O_APPEND | 0o4000))
       return 0
+    case 1031: // F_SETPIPE_SZ
+      return f.inode instanceof PipeEnd ? f.inode.pipe.resize(arg) : -EBADF
+    case 1032: // F_GETPIPE_SZ
+      return f.inode instanceof PipeEnd ? f.inode.pipe.capacity : -EBADF
     default:
       return -EINVAL
   }
@@ -773,18 +777,6 @@ def(63, 'uname', ({ task }, buf) => {
   return 0
 })
 
-def(302, 'prlimit64', ({ task }, _pid, resource, _new, old) => {
-  if (old) {
-    const b = new Uint8Array(16)
-    const v = new DataView(b.buffer)
-    const lim = resource === 3 ? 8 * 1024 * 1024 : resource === 7 ? 1024 : -1 // RLIMIT_STACK, RLIMIT_NOFILE
-    v.setBigInt64(0, BigInt(lim), true)
-    v.setBigInt64(8, BigInt(lim), true)
-    copyToUser(task.mm, old, b)
-  }
-  return 0
-})
-
 // ---------------------------------------------------------------- time and randomness
 
 /** The virtual clock: guest cycles at a nominal 1 GHz, starting at a fixed epoch. */
@@ -872,3 +864,31 @@ def(234, 'tgkill', (ctx, tgid, tid, sig) => {
   const t = ctx.kernel.tasks.get(tid)
   return t && t.tgid === tgid && t.state !== 'zombie' ? sendSignal(ctx, t, sig, -6) : -ESRCH
 })
+
+// ---------------------------------------------------------------- in their own files
+
+def(21, 'access', sysAccess)
+def(269, 'faccessat', sysFaccessat)
+def(439, 'faccessat2', sysFaccessat2)
+def(90, 'chmod', sysChmod)
+def(91, 'fchmod', sysFchmod)
+def(268, 'fchmodat', sysFchmodat)
+def(137, 'statfs', sysStatfs)
+def(138, 'fstatfs', sysFstatfs)
+def(97, 'getrlimit', sysGetrlimit)
+def(160, 'setrlimit', sysSetrlimit)
+def(302, 'prlimit64', sysPrlimit64)
+def(98, 'getrusage', sysGetrusage)
+def(100, 'times', sysTimes)
+def(111, 'getpgrp', sysGetpgrp)
+def(121, 'getpgid', sysGetpgid)
+def(109, 'setpgid', sysSetpgid)
+def(124, 'getsid', sysGetsid)
+def(112, 'setsid', sysSetsid)
+def(115, 'getgroups', sysGetgroups)
+def(118, 'getresuid', sysGetresid)
+def(120, 'getresgid', sysGetresid)
+def(41, 'socket', sysSocket)
+def(42, 'connect', sysConnect)
+def(51, 'getsockname', sysGetsockname)
+def(52, 'getpeername', sysGetpeername)

@@ -6,6 +6,7 @@ import { newX87State, type X87State } from '@probekit/x86-emu'
 import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from './abi.js'
 import type { FdTable } from './files.js'
 import type { Mm } from './mm.js'
+import { defaultRlimits, type Rlimits } from './rlimits.js'
 import type { RseqRegistration } from './rseq.js'
 import { type SigInfo, SignalHandlers } from './signals.js'
 import type { Directory } from './vfs.js'
@@ -40,6 +41,15 @@ export class Task {
   /** Working directory (set at creation: the file system root) and file mode creation mask. */
   cwd!: Directory
   umask = 0o022
+  /** Process group and session ids (setpgid, setsid); inherited across fork and exec. */
+  pgid = 0
+  sid = 0
+  /** Resource limits (getrlimit/setrlimit/prlimit64), shared by the threads of a process. */
+  rlimits: Rlimits = defaultRlimits(0)
+  /** CPU time in virtual-clock ns: its own (closed at each switch-out, from runStart), and its waited-for children's. */
+  utime = 0
+  cutime = 0
+  runStart = 0
   /** FPU/SSE state while off-CPU. */
   readonly xmm = new Int32Array(64)
   mxcsr = 0x1f80

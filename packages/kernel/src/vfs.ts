@@ -3,7 +3,7 @@
 // (the command line supplies one backed by the real file system; this
 // package itself uses no Node API).
 
-import { EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE } from './errno.js'
+import { EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE } from './errno.js'
 import type { OpenFile, WouldBlock } from './files.js'
 import { utf8Encode } from './utf8.js'
 
@@ -27,6 +27,8 @@ export interface Inode {
   close?(f: OpenFile): void
   /** For directories. */
   children?: Map<string, Inode>
+  /** On a read-only mount (EROFS for writes, chmod, W_OK). */
+  readonly readOnly?: boolean
   /** Device ioctl (TCGETS on the console). */
   ioctl?(request: number): number
   nlink: number
@@ -42,7 +44,7 @@ export class RegularFile implements Inode {
   private length: number
   constructor(
     initial: Uint8Array = new Uint8Array(0),
-    readonly mode = S_IFREG | 0o644,
+    public mode = S_IFREG | 0o644,
   ) {
     this.data = initial.slice()
     this.length = initial.length
@@ -100,6 +102,10 @@ export class Directory implements Inode {
   nlink = 2
   mtime = 0
   constructor(public parent: Directory | null = null) {}
+  /** The entry a path walk finds under name (a directory whose entries are computed overrides it). */
+  child(name: string): Inode | undefined {
+    return this.children.get(name)
+  }
   size(): number {
     return 4096
   }
@@ -133,7 +139,7 @@ export class Symlink implements Inode {
 /** A character device: the console, /dev/null, /dev/zero. */
 export class CharDevice implements Inode {
   readonly ino = nextIno++
-  readonly mode = S_IFCHR | 0o666
+  mode = S_IFCHR | 0o666
   readonly seekable = false
   nlink = 1
   mtime = 0
@@ -165,11 +171,23 @@ export class Pipe {
   readers = 0
   writers = 0
   static readonly CAPACITY = 65536
+  /** Bytes it holds before writers wait (F_GETPIPE_SZ / F_SETPIPE_SZ). */
+  capacity = Pipe.CAPACITY
+
+  /** pipe_set_size: a power-of-two number of pages, never below what the pipe holds now. */
+  resize(size: number): number {
+    if (size <= 0 || size > 0x8000_0000) return -EINVAL
+    let n = 4096
+    while (n < size) n *= 2
+    if (n < this.buffer.length) return -EBUSY
+    this.capacity = n
+    return n
+  }
 }
 
 export class PipeEnd implements Inode {
   readonly ino = nextIno++
-  readonly mode = S_IFIFO | 0o600
+  mode = S_IFIFO | 0o600
   readonly seekable = false
   nlink = 1
   mtime = 0
@@ -199,9 +217,8 @@ export class PipeEnd implements Inode {
   write(_f: OpenFile, data: Uint8Array): number | WouldBlock {
     const p = this.pipe
     if (p.readers === 0) return -EPIPE
-    const room = Pipe.CAPACITY - p.buffer.length
-    if (room === 0)
-      return { wouldBlock: true, ready: () => p.buffer.length < Pipe.CAPACITY || p.readers === 0 }
+    const room = p.capacity - p.buffer.length
+    if (room <= 0) return { wouldBlock: true, ready: () => p.buffer.length < p.capacity || p.readers === 0 }
     const n = Math.min(room, data.length)
     for (let i = 0; i < n; i++) p.buffer.push(data[i])
     return n
@@ -244,7 +261,7 @@ export class Vfs {
     if (parts.length === 0) return { inode: dir, parent: dir.parent ?? dir, name: '.' }
     for (let i = 0; i < parts.length; i++) {
       const name = parts[i]
-      let next: Inode | undefined = name === '..' ? (dir.parent ?? dir) : dir.children.get(name)
+      let next: Inode | undefined = name === '..' ? (dir.parent ?? dir) : dir.child(name)
       if (!next) return -ENOENT
       const last = i === parts.length - 1
       if (next instanceof Symlink && !(last && nofollow)) {
@@ -359,6 +376,7 @@ function populate(dir: Directory, host: HostDirectory, rel: string): void {
 
 /** A read-only file whose bytes are read from the host on first use. */
 class HostFile extends RegularFile {
+  readonly readOnly = true
   private loaded = false
   constructor(
     private readonly host: HostDirectory,

@@ -1,0 +1,70 @@
+// File permission checks and changes: access/faccessat/faccessat2 and
+// chmod/fchmod/fchmodat. Every task runs as root (uid 0, no capabilities
+// dropped), so, as generic_permission does for root, reading and writing are
+// always allowed, execution needs an execute bit on a non-directory, and a
+// read-only mount refuses writes (EROFS).
+
+import { EACCES, EBADF, EINVAL, EROFS } from './errno.js'
+import { lookupAt, type SyscallContext } from './syscalls.js'
+import { strncpyFromUser } from './user-memory.js'
+import type { Inode } from './vfs.js'
+import { Directory, S_IFMT } from './vfs.js'
+
+const AT_FDCWD = -100
+const W_OK = 2
+const X_OK = 1
+const AT_SYMLINK_NOFOLLOW = 0x100
+const AT_EACCESS = 0x200
+const AT_EMPTY_PATH = 0x1000
+
+/** The inode a path (or, with AT_EMPTY_PATH and "", dirfd itself) names. */
+function resolve(ctx: SyscallContext, dirfd: number, pathAddr: number, flags: number): Inode | number {
+  const path = strncpyFromUser(ctx.task.mm, pathAddr, 4096)
+  if (path === null) return -36 // ENAMETOOLONG
+  if (path === '' && (flags & AT_EMPTY_PATH) !== 0) {
+    if (dirfd === AT_FDCWD) return ctx.task.cwd
+    return ctx.task.files.get(dirfd)?.inode ?? -EBADF
+  }
+  return lookupAt(ctx, dirfd, path, (flags & AT_SYMLINK_NOFOLLOW) !== 0)
+}
+
+/** inode_permission for root. */
+function permission(node: Inode, mode: number): number {
+  if ((mode & W_OK) !== 0 && node.readOnly) return -EROFS
+  if ((mode & X_OK) !== 0 && !(node instanceof Directory) && (node.mode & 0o111) === 0) return -EACCES
+  return 0
+}
+
+function doFaccessat(ctx: SyscallContext, dirfd: number, path: number, mode: number, flags: number): number {
+  if ((mode & ~7) !== 0) return -EINVAL
+  if ((flags & ~(AT_SYMLINK_NOFOLLOW | AT_EACCESS | AT_EMPTY_PATH)) !== 0) return -EINVAL
+  const node = resolve(ctx, dirfd | 0, path, flags)
+  return typeof node === 'number' ? node : permission(node, mode)
+}
+
+export const sysAccess = (ctx: SyscallContext, path: number, mode: number) =>
+  doFaccessat(ctx, AT_FDCWD, path, mode, 0)
+export const sysFaccessat = (ctx: SyscallContext, dirfd: number, path: number, mode: number) =>
+  doFaccessat(ctx, dirfd, path, mode, 0)
+export const sysFaccessat2 = doFaccessat
+
+/** chmod_common: the permission bits (and set-id/sticky) change; the file type stays. */
+function chmodInode(node: Inode, mode: number): number {
+  if (node.readOnly) return -EROFS
+  if (node instanceof Directory) node.perm = mode & 0o7777
+  else (node as { mode: number }).mode = (node.mode & S_IFMT) | (mode & 0o7777)
+  return 0
+}
+
+export function sysFchmod(ctx: SyscallContext, fd: number, mode: number): number {
+  const f = ctx.task.files.get(fd)
+  return f ? chmodInode(f.inode, mode) : -EBADF
+}
+
+export function sysFchmodat(ctx: SyscallContext, dirfd: number, path: number, mode: number): number {
+  const node = resolve(ctx, dirfd | 0, path, 0)
+  return typeof node === 'number' ? node : chmodInode(node, mode)
+}
+
+export const sysChmod = (ctx: SyscallContext, path: number, mode: number) =>
+  sysFchmodat(ctx, AT_FDCWD, path, mode)

@@ -1,0 +1,92 @@
+// Unix-domain sockets, as far as a program can get without a listener:
+// socket(AF_UNIX) makes an unconnected socket, and connect() fails the way
+// Linux does when nothing listens at the path (ENOENT if it does not exist,
+// ECONNREFUSED otherwise). glibc's NSS probes nscd this way on every
+// getpwuid; bash asks getpeername() whether stdin is a socket. bind, listen
+// and accept are not implemented, so no socket ever has a peer. Other
+// address families are refused with EAFNOSUPPORT.
+
+import { EAFNOSUPPORT, EBADF, ECONNREFUSED, EINVAL, ENOTCONN, ENOTSOCK, EPROTONOSUPPORT } from './errno.js'
+import { O_CLOEXEC, O_NONBLOCK, O_RDWR, OpenFile } from './files.js'
+import type { SyscallContext } from './syscalls.js'
+import { copyFromUser, copyToUser, readUserU32, writeUserU32 } from './user-memory.js'
+import { utf8Decode } from './utf8.js'
+import type { Inode } from './vfs.js'
+
+const AF_UNIX = 1
+const SOCK_STREAM = 1
+const SOCK_DGRAM = 2
+const SOCK_SEQPACKET = 5
+const SOCK_TYPE_MASK = 0xf
+const S_IFSOCK = 0o140000
+
+let nextIno = 1 << 30
+
+/** An AF_UNIX socket inode (sockfs). */
+export class UnixSocket implements Inode {
+  readonly ino = nextIno++
+  readonly mode = S_IFSOCK | 0o777
+  readonly seekable = false
+  nlink = 1
+  mtime = 0
+  constructor(readonly type: number) {}
+  size(): number {
+    return 0
+  }
+  /** unix_stream_recvmsg on a socket that never connected. */
+  read(): number {
+    return -EINVAL
+  }
+  /** unix_stream_sendmsg with no peer. */
+  write(): number {
+    return -ENOTCONN
+  }
+}
+
+function socketOf(ctx: SyscallContext, fd: number): UnixSocket | number {
+  const f = ctx.task.files.get(fd)
+  if (!f) return -EBADF
+  return f.inode instanceof UnixSocket ? f.inode : -ENOTSOCK
+}
+
+export function sysSocket(ctx: SyscallContext, family: number, typeArg: number, protocol: number): number {
+  const type = typeArg & SOCK_TYPE_MASK
+  if ((typeArg & ~(SOCK_TYPE_MASK | O_NONBLOCK | O_CLOEXEC)) !== 0) return -EINVAL
+  if (family !== AF_UNIX) return -EAFNOSUPPORT
+  if (type !== SOCK_STREAM && type !== SOCK_DGRAM && type !== SOCK_SEQPACKET) return -EINVAL
+  if (protocol !== 0) return -EPROTONOSUPPORT
+  const f = new OpenFile(new UnixSocket(type), O_RDWR | (typeArg & O_NONBLOCK), 'socket:')
+  return ctx.task.files.install(f, (typeArg & O_CLOEXEC) !== 0)
+}
+
+export function sysConnect(ctx: SyscallContext, fd: number, addr: number, len: number): number {
+  const sock = socketOf(ctx, fd)
+  if (typeof sock === 'number') return sock
+  if (len < 2 || len > 110) return -EINVAL
+  const sa = copyFromUser(ctx.task.mm, addr, len)
+  if ((sa[0] | (sa[1] << 8)) !== AF_UNIX) return -EINVAL
+  // The abstract namespace (a leading NUL) has no listener either.
+  if (len === 2 || sa[2] === 0) return -ECONNREFUSED
+  const end = sa.indexOf(0, 2)
+  const path = utf8Decode(sa.subarray(2, end < 0 ? len : end))
+  const dir = path.startsWith('/') ? ctx.kernel.vfs.root : ctx.task.cwd
+  const node = ctx.kernel.vfs.lookup(path, dir)
+  if (typeof node === 'number') return node
+  return -ECONNREFUSED
+}
+
+export function sysGetpeername(ctx: SyscallContext, fd: number): number {
+  const sock = socketOf(ctx, fd)
+  return typeof sock === 'number' ? sock : -ENOTCONN
+}
+
+/** An unbound AF_UNIX socket's name is just its family. */
+export function sysGetsockname(ctx: SyscallContext, fd: number, addr: number, lenp: number): number {
+  const sock = socketOf(ctx, fd)
+  if (typeof sock === 'number') return sock
+  const len = readUserU32(ctx.task.mm, lenp) | 0
+  if (len < 0) return -EINVAL
+  copyToUser(ctx.task.mm, addr, Uint8Array.of(AF_UNIX, 0).subarray(0, len))
+  writeUserU32(ctx.task.mm, lenp, 2)
+  return 0
+}
