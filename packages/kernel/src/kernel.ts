@@ -58,10 +58,11 @@ import { EBADF, EFAULT, ENOENT, ENOEXEC, ENOSYS } from './errno.js'
 import { loadExecutable } from './exec-loader.js'
 import { FdTable, O_RDWR, OpenFile } from './files.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
+import { copyProcess, readKernelCloneArgs } from './kernel-clone-args.js'
 import { Mm } from './mm.js'
 import { PageCache } from './page-cache.js'
 import { Printk } from './printk.js'
-import { execTask, forkTask } from './process.js'
+import { execTask } from './process.js'
 import { defaultRlimits } from './rlimits.js'
 import { exitRobustList } from './robust-futex.js'
 import { rseqHandleNotifyResume, rseqPreempt, rseqSignalDeliver } from './rseq.js'
@@ -518,9 +519,10 @@ export class Kernel {
       )
     })
     m.registerHypercall(HC_FORK, (c) => {
+      const args = readKernelCloneArgs(this, arg(c, 0))
       ret(
         c,
-        this.withContext(c, arg(c, 2), (ctx) => forkTask(ctx, arg(c, 0), arg(c, 1), arg(c, 3), arg(c, 4))),
+        this.withContext(c, args.regs, (ctx) => copyProcess(ctx, args)),
       )
     })
     m.registerHypercall(HC_EXECVE, (c) => {

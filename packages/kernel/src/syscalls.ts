@@ -4,7 +4,6 @@
 // case the task is parked and the syscall restarted when ready.
 
 import type { Cpu } from '@probekit/x86-emu'
-import { sysClone3 } from './clone3.js'
 import { sysGetrusage, sysTimes } from './cputime.js'
 import { sysGetgroups, sysGetresid } from './credentials.js'
 import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, ESRCH } from './errno.js'
@@ -822,7 +821,6 @@ def(202, 'futex', (ctx, uaddr, op, val, val2, uaddr2, val3) =>
 def(57, 'fork', (ctx) => forkTask(ctx, 17, 0, 0, 0))
 def(58, 'vfork', (ctx) => forkTask(ctx, 0x4000 | 0x100 | 17, 0, 0, 0))
 def(56, 'clone', (ctx, flags, stack, ptid, ctid) => forkTask(ctx, flags, stack, ptid, ctid))
-def(435, 'clone3', sysClone3)
 
 /** Sleep until the virtual clock passes a deadline kept across restarts. */
 function sleepUntil(ctx: SyscallContext, nr: number, ns: number): SyscallResult {

@@ -826,7 +826,9 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
       return o.path === '/hello' ? 3 : -2
     })
     h.on('HC_FORK', () => {
-      log.forks.push({ flags: h.arg(0), stack: h.arg(1) })
+      // struct kernel_clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack, ...
+      const args = h.arg(0)
+      log.forks.push({ flags: h.read64(args) | h.read64(args + 32), stack: h.read64(args + 40) })
       return 42
     })
     h.on('HC_SYSCALL', () => {

@@ -93,7 +93,7 @@
 #define HC_FILE_READ		0x107	/* fd, kbuf, count, pos or -1 [ext] -> bytes or -errno */
 #define HC_FILE_WRITE		0x108	/* fd, kbuf, count, pos or -1 [ext] -> bytes or -errno */
 #define HC_FILE_OPEN		0x109	/* kpath, flags, mode, dfd [ext] -> fd or -errno */
-#define HC_FORK			0x10a	/* clone_flags, stack_start, regs, parent_tidptr, child_tidptr -> pid */
+#define HC_FORK			0x10a	/* struct kernel_clone_args * -> pid */
 #define HC_EXECVE		0x10b	/* kpath, regs -> 0 or -errno */
 #define HC_EXIT			0x10c	/* exit_code, regs -> next task_struct or 0 [ext: result] */
 #define HC_KRETPROBE_TRAMPOLINE	0x10d	/* [ext] regs -> the real return address */

@@ -8,17 +8,18 @@
 #include <linux/kernel.h>
 #include <linux/sched.h>
 #include <linux/syscalls.h>
+#include <asm/uaccess.h>
 #include <asm/hypercall.h>
 #include <asm/percpu.h>
 
 /*
- * Leaf: create the child. The host copies the parent (frame included: the
- * child resumes from a copy of regs with rax = 0) and returns its pid.
+ * Leaf: create the child. The host reads *args, copies the parent (frame
+ * included: the child resumes from a copy of args->regs with rax = 0) and
+ * returns its pid.
  */
 noinline long copy_process(struct kernel_clone_args *args)
 {
-	return hypercall5(HC_FORK, args->flags | (unsigned long)args->exit_signal, args->stack,
-			  args->regs, args->parent_tid, args->child_tid);
+	return hypercall1(HC_FORK, (unsigned long)args);
 }
 
 /* The flag combinations Linux rejects before doing any work. */
@@ -80,4 +81,92 @@ noinline long sys_clone(unsigned long clone_flags, unsigned long newsp, int __us
 	if (!newsp)
 		newsp = regs->sp;
 	return do_fork(clone_flags, newsp, regs, 0, parent_tidptr, child_tidptr);
+}
+
+/*
+ * clone3: copy_struct_from_user - a larger struct than this kernel knows is
+ * fine if the unknown tail is zero - then the checks of
+ * copy_clone_args_from_user, clone3_args_valid and clone3_stack_valid.
+ */
+static noinline long copy_clone_args_from_user(struct kernel_clone_args *kargs,
+						struct clone_args __user *uargs, size_t usize)
+{
+	struct clone_args args = { 0 };
+	unsigned char tail[64];
+
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	if (usize < CLONE_ARGS_SIZE_VER0)
+		return -EINVAL;
+	for (size_t off = sizeof(args); off < usize; off += sizeof(tail)) {
+		size_t n = usize - off < sizeof(tail) ? usize - off : sizeof(tail);
+
+		if (copy_from_user(tail, (const char __user *)uargs + off, n))
+			return -EFAULT;
+		for (size_t i = 0; i < n; i++)
+			if (tail[i])
+				return -E2BIG;
+	}
+	if (copy_from_user(&args, uargs, usize < sizeof(args) ? usize : sizeof(args)))
+		return -EFAULT;
+	if (args.set_tid_size > 32 || (!args.set_tid && args.set_tid_size))
+		return -EINVAL;
+	if (args.set_tid && !args.set_tid_size)
+		return -EINVAL;
+	/* exit_signal: no bits above CSIGNAL, and a valid signal (valid_signal: <= _NSIG). */
+	if ((args.exit_signal & ~((u64)CSIGNAL)) || args.exit_signal > 64)
+		return -EINVAL;
+	*kargs = (struct kernel_clone_args){
+		.flags = args.flags,
+		.pidfd = (int __user *)args.pidfd,
+		.child_tid = (int __user *)args.child_tid,
+		.parent_tid = (int __user *)args.parent_tid,
+		.exit_signal = (int)args.exit_signal,
+		.stack = args.stack,
+		.stack_size = args.stack_size,
+		.tls = args.tls,
+	};
+	/* Choosing the pid (set_tid) and cgroups are not provided here. */
+	if (args.set_tid_size || (args.flags & CLONE_INTO_CGROUP))
+		return -EINVAL;
+	return 0;
+}
+
+static noinline bool clone3_stack_valid(struct kernel_clone_args *kargs)
+{
+	if (kargs->stack == 0)
+		return kargs->stack_size == 0;
+	if (kargs->stack_size == 0 || !access_ok((void __user *)kargs->stack, kargs->stack_size))
+		return false;
+	kargs->stack += kargs->stack_size;	/* the stack grows down */
+	return true;
+}
+
+static noinline bool clone3_args_valid(struct kernel_clone_args *kargs)
+{
+	if (kargs->flags & ~(CLONE_LEGACY_FLAGS | CLONE_CLEAR_SIGHAND | CLONE_INTO_CGROUP))
+		return false;
+	if ((kargs->flags & (CLONE_SIGHAND | CLONE_CLEAR_SIGHAND)) == (CLONE_SIGHAND | CLONE_CLEAR_SIGHAND))
+		return false;
+	if ((kargs->flags & (CLONE_THREAD | CLONE_PARENT)) && kargs->exit_signal)
+		return false;
+	if (kargs->flags & (CLONE_DETACHED | (CSIGNAL & ~CLONE_NEWTIME)))
+		return false;
+	return clone3_stack_valid(kargs);
+}
+
+noinline long sys_clone3(struct clone_args __user *uargs, size_t size)
+{
+	struct kernel_clone_args kargs;
+	long err = copy_clone_args_from_user(&kargs, uargs, size);
+
+	if (err)
+		return err;
+	if (!clone3_args_valid(&kargs))
+		return -EINVAL;
+	/* pidfds and namespaces are not provided here. */
+	if (kargs.flags & (CLONE_PIDFD | CLONE_NEW_MASK))
+		return -EINVAL;
+	kargs.regs = current_pt_regs();
+	return kernel_clone(&kargs);
 }

@@ -6,6 +6,7 @@
 #define ENOENT		2
 #define EINTR		4
 #define EIO		5
+#define E2BIG		7
 #define EBADF		9
 #define EAGAIN		11
 #define ENOMEM		12

@@ -29,6 +29,30 @@ void __noreturn return_to_regs(struct pt_regs *regs);	/* entry_64.S */
 #define CLONE_THREAD	0x00010000
 #define CLONE_NEWNS	0x00020000
 #define CLONE_PARENT_SETTID 0x00100000
+#define CLONE_PARENT	0x00008000
+#define CLONE_NEWTIME	0x00000080
+#define CLONE_DETACHED	0x00400000
+/* Namespaces, which this kernel does not provide. */
+#define CLONE_NEW_MASK	0x7e020000UL
+#define CLONE_CLEAR_SIGHAND 0x100000000ULL
+#define CLONE_INTO_CGROUP   0x200000000ULL
+#define CLONE_LEGACY_FLAGS  0xffffffffULL
+
+/* uapi struct clone_args (clone3); VER0 ends after tls, VER2 after cgroup. */
+struct clone_args {
+	u64 flags;
+	u64 pidfd;
+	u64 child_tid;
+	u64 parent_tid;
+	u64 exit_signal;
+	u64 stack;
+	u64 stack_size;
+	u64 tls;
+	u64 set_tid;
+	u64 set_tid_size;
+	u64 cgroup;
+};
+#define CLONE_ARGS_SIZE_VER0 64
 
 struct kernel_clone_args {
 	u64 flags;

@@ -18,6 +18,7 @@ struct pt_regs;
 #define __NR_exit		60
 #define __NR_exit_group		231
 #define __NR_openat		257
+#define __NR_clone3		435
 
 long sys_read(unsigned int fd, char __user *buf, size_t count);
 long sys_write(unsigned int fd, const char __user *buf, size_t count);
@@ -29,6 +30,8 @@ long sys_mmap(unsigned long addr, unsigned long len, unsigned long prot, unsigne
 long sys_clone(unsigned long clone_flags, unsigned long newsp, int __user *parent_tidptr,
 	       int __user *child_tidptr, unsigned long tls);
 long sys_fork(void);
+struct clone_args;
+long sys_clone3(struct clone_args __user *uargs, size_t size);
 long sys_vfork(void);
 long sys_execve(const char __user *filename, const char __user *const __user *argv,
 		const char __user *const __user *envp);

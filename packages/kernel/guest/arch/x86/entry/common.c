@@ -43,6 +43,9 @@ asmlinkage noinline void do_syscall_64(struct pt_regs *regs, int nr)
 		ret = sys_clone(regs->di, regs->si, (int __user *)regs->dx,
 				(int __user *)regs->r10, regs->r8);
 		break;
+	case __NR_clone3:
+		ret = sys_clone3((struct clone_args __user *)regs->di, regs->si);
+		break;
 	case __NR_fork:
 		ret = sys_fork();
 		break;
