@@ -20,7 +20,8 @@ echo "killed status $?"
 (exit 17)
 echo "subshell status $?"
 /bin/bash-static -c 'echo "on stderr" >&2; echo "on stdout"'
-x=$(/bin/bash-static -c 'exec args exec-ed' | { read -r l; echo "$l"; })
+# Read all of it: a reader that left early would make args' fate (SIGPIPE or not) a race.
+x=$(/bin/bash-static -c 'exec args exec-ed' | { read -r l; while read -r _; do :; done; echo "$l"; })
 echo "exec: $x"
 /bin/bash-static -c 'cd /dev && pwd && cd .. && pwd'
 bg() { /bin/bash-static -c 'echo background job; exit 6' & wait $!; echo "waited: $?"; }
