@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  AddressSpace,
   CF,
   DR6_BS,
   IF,
@@ -334,6 +335,36 @@ describe('self-modifying code', () => {
     expect(events).toEqual([0, Vector.BP])
     expect(r.machine.codeCache.invalidations).toBeGreaterThan(0)
   })
+})
+
+describe('block chaining', () => {
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])(
+    'a chain made on one vCPU is not followed by another with a different address space (%s)',
+    (_m, jitThreshold) => {
+      const r = new Rig({ cpus: 2, jitThreshold, quantum: 50 })
+      // Shared page: jmp USER_CODE+0x1000. The next page holds different code in each address space.
+      r.load(USER_CODE, [0xe9, ...le32(0x1000 - 5)], { user: true })
+      r.load(USER_CODE + 0x1000, [0xff, 0xc0, 0xe9, ...le32(-0x1000 - 7)], { user: true }) // inc eax; jmp back
+      const other = new AddressSpace(r.machine.memory, r.machine.frames)
+      other.map(USER_CODE, r.phys(USER_CODE) / 4096, { user: true })
+      const frame = r.machine.frames.alloc()
+      other.map(USER_CODE + 0x1000, frame, { user: true })
+      r.machine.memory.writeBytes(frame * 4096, [0xff, 0xc1, 0xe9, ...le32(-0x1000 - 7)]) // inc ecx; jmp back
+      other.map(USER_STACK_TOP - 0x1000, r.machine.frames.alloc(), { user: true, writable: true, nx: true })
+      // Both vCPUs change their mappings the same number of times.
+      r.machine.cpus[0].setCr3(r.space.root)
+      r.machine.cpus[1].setCr3(other.root)
+      r.enterUser(0, USER_CODE)
+      r.enterUser(1, USER_CODE)
+      r.machine.run({ maxInstructions: 2000 })
+      const [a, b] = r.machine.cpus
+      expect([a.getReg(0) > 0n, a.getReg(1)]).toEqual([true, 0n])
+      expect([b.getReg(0), b.getReg(1) > 0n]).toEqual([0n, true])
+    },
+  )
 })
 
 describe('machine', () => {

@@ -51,6 +51,12 @@ export interface CpuHost {
   modeSwitch(cpu: Cpu): void
 }
 
+/** Map epochs are unique across all CPUs (and machines), so a block chain made under one vCPU's mappings never passes another's epoch check. */
+let lastEpoch = 0
+function nextEpoch(): number {
+  return ++lastEpoch
+}
+
 const NO_HOST: CpuHost = {
   hypercall() {
     throw new CpuFault(Vector.UD, 0, 0, 'vmcall without a machine')
@@ -150,7 +156,7 @@ export class Cpu {
   // --- MMU.
   readonly tlb = new Tlb()
   /** Bumped whenever translations or the privilege level may have changed: chained blocks re-check then. */
-  mapEpoch = 0
+  mapEpoch = nextEpoch()
   /** Permission bits to test for the current CPL. */
   rBit = TLB_R_SUP
   wBit = TLB_W_SUP
@@ -200,7 +206,7 @@ export class Cpu {
   }
 
   setCpl(cpl: number): void {
-    if (cpl !== this.cpl) this.mapEpoch++
+    if (cpl !== this.cpl) this.mapEpoch = nextEpoch()
     this.cpl = cpl
     const user = cpl === 3
     this.rBit = user ? TLB_R_USER : TLB_R_SUP
@@ -211,18 +217,18 @@ export class Cpu {
   // ------------------------------------------------------------------ MMU
 
   setCr3(v: number): void {
-    this.mapEpoch++
+    this.mapEpoch = nextEpoch()
     this.cr3 = v
     this.tlb.flushAll((this.cr4 & CR4_PGE) !== 0)
   }
 
   invlpg(addr: number): void {
-    this.mapEpoch++
+    this.mapEpoch = nextEpoch()
     this.tlb.flushPage(Math.floor(addr / 4096))
   }
 
   flushTlb(): void {
-    this.mapEpoch++
+    this.mapEpoch = nextEpoch()
     this.tlb.flushAll(false)
   }
 
