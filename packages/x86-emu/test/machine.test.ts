@@ -367,6 +367,87 @@ describe('block chaining', () => {
   )
 })
 
+describe('block chaining and invalidation', () => {
+  const modes = [
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ] as const
+  const B = USER_CODE + 0x1000
+  const rel32 = (from: number, to: number) => le32(to - from)
+
+  it.each(modes)('a chained successor rewritten by the guest runs its new code (%s)', (_m, jitThreshold) => {
+    const r = new Rig({ jitThreshold })
+    // A: inc edx; cmp edx, 50; jne +8; mov byte [B+1], 0xc1 (inc eax -> inc ecx); jmp B
+    r.load(
+      USER_CODE,
+      [
+        0xff,
+        0xc2,
+        0x83,
+        0xfa,
+        50,
+        0x75,
+        8,
+        0xc6,
+        0x04,
+        0x25,
+        ...le32(B + 1),
+        0xc1,
+        0xe9,
+        ...rel32(USER_CODE + 20, B),
+      ],
+      {
+        user: true,
+      },
+    )
+    // B: inc eax; cmp edx, 100; jne A; int3
+    r.load(B, [0xff, 0xc0, 0x83, 0xfa, 100, 0x0f, 0x85, ...rel32(B + 11, USER_CODE), INT3], {
+      user: true,
+      writable: true,
+    })
+    r.enterUser(0, USER_CODE)
+    const { events } = runCollect(r)
+    expect(events.map((e) => e.vector)).toEqual([Vector.BP])
+    expect([r.cpu.getReg(0), r.cpu.getReg(1), r.cpu.getReg(2)]).toEqual([49n, 51n, 100n])
+  })
+
+  it.each(modes)(
+    'an int3 the host writes into a chained block through another mapping traps there (%s)',
+    (_m, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      r.load(USER_CODE, [0xff, 0xc2, 0xe9, ...rel32(USER_CODE + 7, B)], { user: true }) // inc edx; jmp B
+      r.load(B, [0xff, 0xc0, 0xe9, ...rel32(B + 7, USER_CODE)], { user: true }) // inc eax; jmp A
+      r.space.map(USER_DATA, r.phys(B) / 4096, { user: true, writable: true, nx: true })
+      r.enterUser(0, USER_CODE)
+      expect(r.machine.run({ maxInstructions: 1001 }).reason).toBe('budget')
+      // 1001 instructions: 250 rounds of A and B, then the budget cuts A after its inc.
+      expect([r.cpu.getReg(2), r.cpu.getReg(0), r.cpu.rip]).toEqual([251n, 250n, USER_CODE + 2])
+      r.cpu.writeVirtual(USER_DATA, [INT3])
+      const { events } = runCollect(r)
+      expect(events.map((e) => e.vector)).toEqual([Vector.BP])
+      expect([r.cpu.rip, r.cpu.getReg(0)]).toEqual([B + 1, 250n])
+    },
+  )
+
+  it.each(modes)(
+    'a page remapped under a chain (then a TLB shootdown) runs the new frame (%s)',
+    (_m, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      r.load(USER_CODE, [0xff, 0xc2, 0xe9, ...rel32(USER_CODE + 7, B)], { user: true }) // inc edx; jmp B
+      r.load(B, [0xff, 0xc0, 0xe9, ...rel32(B + 7, USER_CODE)], { user: true }) // inc eax; jmp A
+      const frame = r.machine.frames.alloc()
+      r.machine.memory.writeBytes(frame * 4096, [0xff, 0xc1, 0xe9, ...rel32(B + 7, USER_CODE)]) // inc ecx; jmp A
+      r.enterUser(0, USER_CODE)
+      r.machine.run({ maxInstructions: 1000 })
+      expect([r.cpu.getReg(0), r.cpu.getReg(1), r.cpu.rip]).toEqual([250n, 0n, USER_CODE])
+      r.space.map(B, frame, { user: true })
+      r.machine.flushTlb(B)
+      r.machine.run({ maxInstructions: 1000 })
+      expect([r.cpu.getReg(0), r.cpu.getReg(1)]).toEqual([250n, 250n])
+    },
+  )
+})
+
 describe('machine', () => {
   it('dispatches vmcall to host services by RAX, and #UD for an unknown one', () => {
     const r = new Rig()
