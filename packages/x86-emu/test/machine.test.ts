@@ -471,27 +471,6 @@ describe('superblocks (blocks continued across direct branches)', () => {
     },
   )
 
-  it.each([
-    ['interpreter', Number.POSITIVE_INFINITY],
-    ['block compiler', 0],
-  ])(
-    'an instruction crossing into an unmapped page faults at itself, after the ones before it (%s)',
-    (_m, jitThreshold) => {
-      const r = new Rig({ jitThreshold })
-      // inc eax; nop; then inc ecx (ff c1) split across the page boundary; the next page is unmapped.
-      r.load(USER_CODE + 0xffc, [0xff, 0xc0, 0x90, 0xff], { user: true })
-      r.enterUser(0, USER_CODE + 0xffc)
-      const { events } = runCollect(r)
-      expect(events.map((e) => e.vector)).toEqual([Vector.PF])
-      expect([r.cpu.cr2, r.cpu.rip, r.cpu.getReg(0), r.cpu.instructions]).toEqual([
-        USER_CODE + 0x1000,
-        USER_CODE + 0xfff,
-        1n,
-        2,
-      ])
-    },
-  )
-
   it('single-steps through the branches of a block one instruction at a time', () => {
     const r = new Rig()
     r.load(USER_CODE, [...code, ...load], { user: true })

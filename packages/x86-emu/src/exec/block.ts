@@ -97,15 +97,9 @@ export function buildBlock(c: Cpu, rip: number): Block {
   while (ops.length < MAX_BLOCK_INSTRUCTIONS && offset < 4096) {
     let insn = tryDecode(page, addr, offset)
     if (insn instanceof DecodeError && insn.reason === 'truncated') {
-      // The instruction continues on the next page: it ends the block. When fetching that page
-      // faults, the fault belongs to this instruction, so it starts a block of its own.
-      let nextPhys: number
-      try {
-        nextPhys = c.translate(addr + (4096 - offset), Access.Exec, user)
-      } catch (e) {
-        if (ops.length > 0 && e instanceof CpuFault) break
-        throw e
-      }
+      // The instruction continues on the next page: it gets a block of its own.
+      if (ops.length > 0) break
+      const nextPhys = c.translate(addr + (4096 - offset), Access.Exec, user)
       const buf = new Uint8Array(15)
       const first = Math.min(15, 4096 - offset)
       buf.set(page.subarray(offset, offset + first), 0)
