@@ -11,7 +11,7 @@ import { CpuFault, Vector } from '../cpu/exceptions.js'
 import { tryDecode } from '../decoder/decode.js'
 import { DecodeError, type Instruction, InstructionFlag } from '../decoder/instruction.js'
 import type { CompiledBlock } from '../jit/block-compiler.js'
-import { BRANCH_FLAGS, compileInstruction } from './compile.js'
+import { compileInstruction } from './compile.js'
 import { type Op, OpTraits } from './op.js'
 
 export const MAX_BLOCK_INSTRUCTIONS = 64
@@ -48,7 +48,16 @@ export interface Block {
 }
 
 /** Branches that never continue a block: through a trap, the host, another privilege level or the stack. */
-const LEAVES = BRANCH_FLAGS & ~(InstructionFlag.Call | InstructionFlag.Jump | InstructionFlag.Conditional)
+const LEAVES =
+  InstructionFlag.Ret |
+  InstructionFlag.Iret |
+  InstructionFlag.Int3 |
+  InstructionFlag.Int |
+  InstructionFlag.Syscall |
+  InstructionFlag.Sysret |
+  InstructionFlag.Halt |
+  InstructionFlag.Hypercall |
+  InstructionFlag.FarBranch
 
 /**
  * Where a block continues after branch `insn`, given the block's start and

@@ -88,8 +88,7 @@ function endsBlock(insn: Instruction): boolean {
   return false
 }
 
-/** Instructions that set RIP themselves (the last op of a block, or a branch it continues after). */
-export const BRANCH_FLAGS =
+const BRANCH_FLAGS =
   InstructionFlag.Call |
   InstructionFlag.Jump |
   InstructionFlag.Conditional |
