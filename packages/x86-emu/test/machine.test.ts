@@ -448,6 +448,66 @@ describe('block chaining and invalidation', () => {
   )
 })
 
+describe('branches and page ends inside straight-line code', () => {
+  // 0: xor eax,eax; 2: jmp 6; 4: ud2; 6: inc eax; 8: cmp eax,2; 11: jge 17; 13: jmp 6; 15: ud2; 17: mov ebx,[0x900000] (unmapped)
+  const code = [
+    0x31, 0xc0, 0xeb, 0x02, 0x0f, 0x0b, 0xff, 0xc0, 0x83, 0xf8, 0x02, 0x7d, 0x04, 0xeb, 0xf7, 0x0f, 0x0b,
+  ]
+  const load = [0x8b, 0x1c, 0x25, ...le32(0x900000)]
+
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])(
+    'a fault after taken and untaken branches reports its own RIP and exact counts (%s)',
+    (_m, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      r.load(USER_CODE, [...code, ...load], { user: true })
+      r.enterUser(0, USER_CODE)
+      const { events } = runCollect(r)
+      expect(events.map((e) => e.vector)).toEqual([Vector.PF])
+      // xor, jmp, then (inc, cmp, jge, jmp) once and (inc, cmp, jge) once: 9 instructions before the load.
+      expect([r.cpu.rip, r.cpu.getReg(0), r.cpu.instructions]).toEqual([USER_CODE + 17, 2n, 9])
+    },
+  )
+
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])(
+    'an instruction crossing into an unmapped page faults at itself, after the ones before it (%s)',
+    (_m, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      // inc eax; nop; then inc ecx (ff c1) split across the page boundary; the next page is unmapped.
+      r.load(USER_CODE + 0xffc, [0xff, 0xc0, 0x90, 0xff], { user: true })
+      r.enterUser(0, USER_CODE + 0xffc)
+      const { events } = runCollect(r)
+      expect(events.map((e) => e.vector)).toEqual([Vector.PF])
+      expect([r.cpu.cr2, r.cpu.rip, r.cpu.getReg(0), r.cpu.instructions]).toEqual([
+        USER_CODE + 0x1000,
+        USER_CODE + 0xfff,
+        1n,
+        2,
+      ])
+    },
+  )
+
+  it('single-steps through taken and untaken branches one instruction at a time', () => {
+    const r = new Rig()
+    r.load(USER_CODE, [...code, ...load], { user: true })
+    r.enterUser(0, USER_CODE)
+    r.cpu.rflags = IF | TF
+    const steps: number[] = []
+    r.machine.trapHandler = (c, ev) => {
+      if (ev.vector !== Vector.DB) return 'stop'
+      steps.push(c.rip - USER_CODE)
+      return 'handled'
+    }
+    r.machine.run({ maxInstructions: 100 })
+    expect(steps).toEqual([2, 6, 8, 11, 13, 6, 8, 11, 17])
+  })
+})
+
 describe('machine', () => {
   it('dispatches vmcall to host services by RAX, and #UD for an unknown one', () => {
     const r = new Rig()
