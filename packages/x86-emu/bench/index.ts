@@ -1,18 +1,24 @@
 // x86-emu benchmarks: emulated MIPS (guest instructions per host second) on
-// integer workloads built from C (native/workloads), run under the bare
-// vmcall ABI. `pnpm bench` prints a table; `pnpm bench --json` JSON lines.
+// integer and floating-point workloads built from C (native/workloads), run
+// under the bare vmcall ABI, and the emulator's resident memory against the
+// guest's own (memory.ts). `pnpm bench` prints a table; `pnpm bench --json`
+// JSON lines.
 
+import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { measure, median, report, runBenchmarks } from '@probekit/bench'
 import { tryDecode } from '../src/index.js'
 import { loadBare } from '../test/support/bare.js'
 import { patchGlobal32, readElf } from '../test/support/elf.js'
+import type { MemoryFigures } from './memory.js'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
 const workload = (name: string) => readFileSync(`${here}../native/workloads/${name}-bare`)
 /** intmix with enough iterations (~108 M guest instructions) that compilation is amortised as in a long run. */
 const intmix = patchGlobal32(workload('intmix'), 'iterations', 60)
+/** fpmix with ~34 M guest instructions. */
+const fpmix = patchGlobal32(workload('fpmix'), 'iterations', 60)
 
 /** Median MIPS over full runs of a program (machine setup excluded from the timing; the first run warms up V8). */
 function mips(elf: Uint8Array, jitThreshold?: number, runs = 3): number {
@@ -45,6 +51,22 @@ function decodeNsPerInstruction(): number {
   return (ms * 1e6) / count
 }
 
+let memory: MemoryFigures | null = null
+/** Memory figures of intmix (10 iterations), measured once in a fresh process. */
+function intmixMemory(): MemoryFigures {
+  if (memory === null) {
+    const child = spawnSync(
+      process.execPath,
+      [...process.execArgv, `${here}memory.ts`, `${here}../native/workloads/intmix-bare`, '10'],
+      { encoding: 'utf8' },
+    )
+    if (child.status !== 0) throw new Error(`memory benchmark failed: ${child.stderr}`)
+    memory = JSON.parse(child.stdout) as MemoryFigures
+  }
+  return memory
+}
+const MiB = 1024 * 1024
+
 const results = await runBenchmarks([
   { name: 'decode: intmix text, linear sweep', unit: 'ns/insn', run: decodeNsPerInstruction },
   { name: 'intmix (crc, sort, hash): block compiler', unit: 'MIPS', run: () => mips(intmix) },
@@ -57,6 +79,15 @@ const results = await runBenchmarks([
     name: 'selfcheck (division, bit scans, rep strings)',
     unit: 'MIPS',
     run: () => mips(workload('selfcheck')),
+  },
+  { name: 'fpmix (SSE2 -O3, vectorised doubles): block compiler', unit: 'MIPS', run: () => mips(fpmix) },
+  { name: 'intmix memory: guest pages touched', unit: 'MiB', run: () => intmixMemory().guestTouched / MiB },
+  { name: 'intmix memory: host RSS growth', unit: 'MiB', run: () => intmixMemory().rss / MiB },
+  { name: 'intmix memory: host V8 heap growth', unit: 'MiB', run: () => intmixMemory().heap / MiB },
+  {
+    name: 'intmix memory: RSS growth / guest touched',
+    unit: 'ratio',
+    run: () => intmixMemory().rss / intmixMemory().guestTouched,
   },
 ])
 report(results)

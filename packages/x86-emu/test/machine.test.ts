@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  AddressSpace,
   CF,
   DR6_BS,
   IF,
@@ -333,6 +334,177 @@ describe('self-modifying code', () => {
     r.machine.run({ maxInstructions: 2000 })
     expect(events).toEqual([0, Vector.BP])
     expect(r.machine.codeCache.invalidations).toBeGreaterThan(0)
+  })
+})
+
+describe('block chaining', () => {
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])(
+    'a chain made on one vCPU is not followed by another with a different address space (%s)',
+    (_m, jitThreshold) => {
+      const r = new Rig({ cpus: 2, jitThreshold, quantum: 50 })
+      // Shared page: jmp USER_CODE+0x1000. The next page holds different code in each address space.
+      r.load(USER_CODE, [0xe9, ...le32(0x1000 - 5)], { user: true })
+      r.load(USER_CODE + 0x1000, [0xff, 0xc0, 0xe9, ...le32(-0x1000 - 7)], { user: true }) // inc eax; jmp back
+      const other = new AddressSpace(r.machine.memory, r.machine.frames)
+      other.map(USER_CODE, r.phys(USER_CODE) / 4096, { user: true })
+      const frame = r.machine.frames.alloc()
+      other.map(USER_CODE + 0x1000, frame, { user: true })
+      r.machine.memory.writeBytes(frame * 4096, [0xff, 0xc1, 0xe9, ...le32(-0x1000 - 7)]) // inc ecx; jmp back
+      other.map(USER_STACK_TOP - 0x1000, r.machine.frames.alloc(), { user: true, writable: true, nx: true })
+      // Both vCPUs change their mappings the same number of times.
+      r.machine.cpus[0].setCr3(r.space.root)
+      r.machine.cpus[1].setCr3(other.root)
+      r.enterUser(0, USER_CODE)
+      r.enterUser(1, USER_CODE)
+      r.machine.run({ maxInstructions: 2000 })
+      const [a, b] = r.machine.cpus
+      expect([a.getReg(0) > 0n, a.getReg(1)]).toEqual([true, 0n])
+      expect([b.getReg(0), b.getReg(1) > 0n]).toEqual([0n, true])
+    },
+  )
+})
+
+describe('block chaining and invalidation', () => {
+  const modes = [
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ] as const
+  const B = USER_CODE + 0x1000
+  const rel32 = (from: number, to: number) => le32(to - from)
+
+  it.each(modes)('a chained successor rewritten by the guest runs its new code (%s)', (_m, jitThreshold) => {
+    const r = new Rig({ jitThreshold })
+    // A: inc edx; cmp edx, 50; jne +8; mov byte [B+1], 0xc1 (inc eax -> inc ecx); jmp B
+    r.load(
+      USER_CODE,
+      [
+        0xff,
+        0xc2,
+        0x83,
+        0xfa,
+        50,
+        0x75,
+        8,
+        0xc6,
+        0x04,
+        0x25,
+        ...le32(B + 1),
+        0xc1,
+        0xe9,
+        ...rel32(USER_CODE + 20, B),
+      ],
+      {
+        user: true,
+      },
+    )
+    // B: inc eax; cmp edx, 100; jne A; int3
+    r.load(B, [0xff, 0xc0, 0x83, 0xfa, 100, 0x0f, 0x85, ...rel32(B + 11, USER_CODE), INT3], {
+      user: true,
+      writable: true,
+    })
+    r.enterUser(0, USER_CODE)
+    const { events } = runCollect(r)
+    expect(events.map((e) => e.vector)).toEqual([Vector.BP])
+    expect([r.cpu.getReg(0), r.cpu.getReg(1), r.cpu.getReg(2)]).toEqual([49n, 51n, 100n])
+  })
+
+  it.each(modes)(
+    'an int3 the host writes into a chained block through another mapping traps there (%s)',
+    (_m, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      r.load(USER_CODE, [0xff, 0xc2, 0xe9, ...rel32(USER_CODE + 7, B)], { user: true }) // inc edx; jmp B
+      r.load(B, [0xff, 0xc0, 0xe9, ...rel32(B + 7, USER_CODE)], { user: true }) // inc eax; jmp A
+      r.space.map(USER_DATA, r.phys(B) / 4096, { user: true, writable: true, nx: true })
+      r.enterUser(0, USER_CODE)
+      expect(r.machine.run({ maxInstructions: 1001 }).reason).toBe('budget')
+      // 1001 instructions: 250 rounds of A and B, then the budget cuts A after its inc.
+      expect([r.cpu.getReg(2), r.cpu.getReg(0), r.cpu.rip]).toEqual([251n, 250n, USER_CODE + 2])
+      r.cpu.writeVirtual(USER_DATA, [INT3])
+      const { events } = runCollect(r)
+      expect(events.map((e) => e.vector)).toEqual([Vector.BP])
+      expect([r.cpu.rip, r.cpu.getReg(0)]).toEqual([B + 1, 250n])
+    },
+  )
+
+  it.each(modes)(
+    'a page remapped under a chain (then a TLB shootdown) runs the new frame (%s)',
+    (_m, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      r.load(USER_CODE, [0xff, 0xc2, 0xe9, ...rel32(USER_CODE + 7, B)], { user: true }) // inc edx; jmp B
+      r.load(B, [0xff, 0xc0, 0xe9, ...rel32(B + 7, USER_CODE)], { user: true }) // inc eax; jmp A
+      const frame = r.machine.frames.alloc()
+      r.machine.memory.writeBytes(frame * 4096, [0xff, 0xc1, 0xe9, ...rel32(B + 7, USER_CODE)]) // inc ecx; jmp A
+      r.enterUser(0, USER_CODE)
+      r.machine.run({ maxInstructions: 1000 })
+      expect([r.cpu.getReg(0), r.cpu.getReg(1), r.cpu.rip]).toEqual([250n, 0n, USER_CODE])
+      r.space.map(B, frame, { user: true })
+      r.machine.flushTlb(B)
+      r.machine.run({ maxInstructions: 1000 })
+      expect([r.cpu.getReg(0), r.cpu.getReg(1)]).toEqual([250n, 250n])
+    },
+  )
+})
+
+describe('branches and page ends inside straight-line code', () => {
+  // 0: xor eax,eax; 2: jmp 6; 4: ud2; 6: inc eax; 8: cmp eax,2; 11: jge 17; 13: jmp 6; 15: ud2; 17: mov ebx,[0x900000] (unmapped)
+  const code = [
+    0x31, 0xc0, 0xeb, 0x02, 0x0f, 0x0b, 0xff, 0xc0, 0x83, 0xf8, 0x02, 0x7d, 0x04, 0xeb, 0xf7, 0x0f, 0x0b,
+  ]
+  const load = [0x8b, 0x1c, 0x25, ...le32(0x900000)]
+
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])(
+    'a fault after taken and untaken branches reports its own RIP and exact counts (%s)',
+    (_m, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      r.load(USER_CODE, [...code, ...load], { user: true })
+      r.enterUser(0, USER_CODE)
+      const { events } = runCollect(r)
+      expect(events.map((e) => e.vector)).toEqual([Vector.PF])
+      // xor, jmp, then (inc, cmp, jge, jmp) once and (inc, cmp, jge) once: 9 instructions before the load.
+      expect([r.cpu.rip, r.cpu.getReg(0), r.cpu.instructions]).toEqual([USER_CODE + 17, 2n, 9])
+    },
+  )
+
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])(
+    'an instruction crossing into an unmapped page faults at itself, after the ones before it (%s)',
+    (_m, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      // inc eax; nop; then inc ecx (ff c1) split across the page boundary; the next page is unmapped.
+      r.load(USER_CODE + 0xffc, [0xff, 0xc0, 0x90, 0xff], { user: true })
+      r.enterUser(0, USER_CODE + 0xffc)
+      const { events } = runCollect(r)
+      expect(events.map((e) => e.vector)).toEqual([Vector.PF])
+      expect([r.cpu.cr2, r.cpu.rip, r.cpu.getReg(0), r.cpu.instructions]).toEqual([
+        USER_CODE + 0x1000,
+        USER_CODE + 0xfff,
+        1n,
+        2,
+      ])
+    },
+  )
+
+  it('single-steps through taken and untaken branches one instruction at a time', () => {
+    const r = new Rig()
+    r.load(USER_CODE, [...code, ...load], { user: true })
+    r.enterUser(0, USER_CODE)
+    r.cpu.rflags = IF | TF
+    const steps: number[] = []
+    r.machine.trapHandler = (c, ev) => {
+      if (ev.vector !== Vector.DB) return 'stop'
+      steps.push(c.rip - USER_CODE)
+      return 'handled'
+    }
+    r.machine.run({ maxInstructions: 100 })
+    expect(steps).toEqual([2, 6, 8, 11, 13, 6, 8, 11, 17])
   })
 })
 

@@ -51,6 +51,12 @@ export interface CpuHost {
   modeSwitch(cpu: Cpu): void
 }
 
+/** Map epochs are unique across all CPUs (and machines), so a block chain made under one vCPU's mappings never passes another's epoch check. */
+let lastEpoch = 0
+function nextEpoch(): number {
+  return ++lastEpoch
+}
+
 const NO_HOST: CpuHost = {
   hypercall() {
     throw new CpuFault(Vector.UD, 0, 0, 'vmcall without a machine')
@@ -149,8 +155,15 @@ export class Cpu {
 
   // --- MMU.
   readonly tlb = new Tlb()
-  /** Bumped whenever translations or the privilege level may have changed: chained blocks re-check then. */
-  mapEpoch = 0
+  /**
+   * Names the translations (and the privilege they are checked for) in force: chained blocks
+   * re-check when it differs. New values whenever translations may have changed; a CPL change
+   * switches between the user and the supervisor epoch, so returning from the kernel finds the
+   * chains made before the trap still valid.
+   */
+  mapEpoch = nextEpoch()
+  private userEpoch = nextEpoch()
+  private supEpoch = this.mapEpoch
   /** Permission bits to test for the current CPL. */
   rBit = TLB_R_SUP
   wBit = TLB_W_SUP
@@ -200,9 +213,9 @@ export class Cpu {
   }
 
   setCpl(cpl: number): void {
-    if (cpl !== this.cpl) this.mapEpoch++
     this.cpl = cpl
     const user = cpl === 3
+    this.mapEpoch = user ? this.userEpoch : this.supEpoch
     this.rBit = user ? TLB_R_USER : TLB_R_SUP
     this.wBit = user ? TLB_W_USER : TLB_W_SUP
     this.xBit = user ? TLB_X_USER : TLB_X_SUP
@@ -210,19 +223,26 @@ export class Cpu {
 
   // ------------------------------------------------------------------ MMU
 
+  /** Translations may have changed: new epochs for both privilege classes. */
+  private newEpochs(): void {
+    this.userEpoch = nextEpoch()
+    this.supEpoch = nextEpoch()
+    this.mapEpoch = this.cpl === 3 ? this.userEpoch : this.supEpoch
+  }
+
   setCr3(v: number): void {
-    this.mapEpoch++
+    this.newEpochs()
     this.cr3 = v
     this.tlb.flushAll((this.cr4 & CR4_PGE) !== 0)
   }
 
   invlpg(addr: number): void {
-    this.mapEpoch++
+    this.newEpochs()
     this.tlb.flushPage(Math.floor(addr / 4096))
   }
 
   flushTlb(): void {
-    this.mapEpoch++
+    this.newEpochs()
     this.tlb.flushAll(false)
   }
 

@@ -23,6 +23,7 @@ export const FK_SBB = 4 << 2 // subtract with borrow-in 1
 export const FK_LOGIC = 5 << 2 // and/or/xor/test: CF=OF=0
 export const FK_INC = 6 << 2 // like add 1, CF preserved in Cpu.fcf
 export const FK_DEC = 7 << 2 // like sub 1, CF preserved in Cpu.fcf
+export const FK_IMUL = 8 << 2 // 64-bit imul of fa:fah by fb:fbh: CF=OF when the product does not fit, AF=0
 const KIND_MASK = ~3
 
 export const SIZE_MASKS = [0xff, 0xffff, -1, -1]
@@ -39,6 +40,13 @@ for (let i = 0; i < 256; i++) {
 /** PF for a result's low byte. */
 export function parityFlag(v: number): number {
   return PARITY[v & 0xff]
+}
+
+/** Whether the signed 64x64 product of the last imul does not fit in 64 bits (flags after imul are rarely read). */
+function imulOverflow(c: Cpu): boolean {
+  const big = (lo: number, hi: number) => (BigInt(hi) << 32n) | BigInt(lo >>> 0)
+  const p = big(c.fa, c.fah) * big(c.fb, c.fbh)
+  return BigInt.asIntN(64, p) !== p
 }
 
 function lessUnsigned64(alo: number, ahi: number, blo: number, bhi: number): boolean {
@@ -62,6 +70,8 @@ export function getCF(c: Cpu): boolean {
       return s === S64 ? !lessUnsigned64(c.fb, c.fbh, c.fa, c.fah) : c.fa >>> 0 <= c.fb >>> 0
     case FK_LOGIC:
       return false
+    case FK_IMUL:
+      return imulOverflow(c)
     default:
       return c.fcf !== 0
   }
@@ -84,6 +94,7 @@ export function getOF(c: Cpu): boolean {
   const kind = op & KIND_MASK
   if (kind === FK_EAGER) return (c.eflags & OF) !== 0
   if (kind === FK_LOGIC) return false
+  if (kind === FK_IMUL) return imulOverflow(c)
   const s = op & 3
   let x: number
   if (s === S64) {
@@ -108,7 +119,7 @@ export function getPF(c: Cpu): boolean {
 export function getAF(c: Cpu): boolean {
   const kind = c.fop & KIND_MASK
   if (kind === FK_EAGER) return (c.eflags & AF) !== 0
-  if (kind === FK_LOGIC) return false
+  if (kind === FK_LOGIC || kind === FK_IMUL) return false
   return ((c.fa ^ c.fb ^ c.fr) & 0x10) !== 0
 }
 

@@ -22,6 +22,8 @@ export interface Block {
   length: number
   /** The last op sets RIP itself. */
   lastBranch: boolean
+  /** The last op changes state later instructions depend on (popf, sti, mov cr, rep strings): the runner must look at the CPU after it. */
+  endsEarly: boolean
   /** Frames whose bytes the block was decoded from. */
   frames: number[]
   /** False once a write to one of its frames invalidated it. */
@@ -57,6 +59,7 @@ export function buildBlock(c: Cpu, rip: number): Block {
   let addr = rip
   let offset = phys & 0xfff
   let lastBranch = false
+  let endsEarly = false
   const page = mem.subarray(pageStart, pageStart + 4096)
   while (ops.length < MAX_BLOCK_INSTRUCTIONS && offset < 4096) {
     let insn = tryDecode(page, addr, offset)
@@ -89,7 +92,11 @@ export function buildBlock(c: Cpu, rip: number): Block {
       lastBranch = true
       break
     }
-    if ((compiled.traits & OpTraits.EndsBlock) !== 0 || frames.length > 1) break
+    if ((compiled.traits & OpTraits.EndsBlock) !== 0) {
+      endsEarly = true
+      break
+    }
+    if (frames.length > 1) break
   }
   ips.push(addr)
   return {
@@ -99,6 +106,7 @@ export function buildBlock(c: Cpu, rip: number): Block {
     ips,
     length: ops.length,
     lastBranch,
+    endsEarly,
     frames,
     valid: true,
     hits: 0,

@@ -14,7 +14,7 @@
 
 import type { Cpu } from '../cpu/cpu.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
-import { FK_EAGER, S8, S16, S32, szp, szp64 } from '../cpu/flags.js'
+import { FK_EAGER, FK_IMUL, S8, S16, S32, S64, szp, szp64 } from '../cpu/flags.js'
 import { ARITH_FLAGS, CF, OF } from '../cpu/registers.js'
 import type { Instruction } from '../decoder/instruction.js'
 import type { Op } from './op.js'
@@ -201,11 +201,19 @@ export function compileImul(insn: Instruction): Op {
 
 /** The low 64 bits of a signed 64x64 product (high half in c.th), with imul's flags. */
 export function imul64(c: Cpu, xlo: number, xhi: number, ylo: number, yhi: number): number {
-  mul128(xlo, xhi, ylo, yhi, true)
-  const sx = w[1] >> 31
-  mulFlags(c, w[2] !== sx || w[3] !== sx, szp64(w[0], w[1]))
-  c.th = w[1]
-  return w[0]
+  // The low 64 bits of the product are the same signed or unsigned; whether it overflowed is left
+  // to the lazy flags (FK_IMUL), which work it out only if CF or OF is read.
+  const lo = mulu32(xlo, ylo)
+  const hi = (mh + Math.imul(xlo, yhi) + Math.imul(xhi, ylo)) | 0
+  c.fop = FK_IMUL | S64
+  c.fa = xlo
+  c.fah = xhi
+  c.fb = ylo
+  c.fbh = yhi
+  c.fr = lo
+  c.frh = hi
+  c.th = hi
+  return lo
 }
 
 // ---------------------------------------------------------------- divide

@@ -247,7 +247,7 @@ export class Machine implements CpuHost {
           prev.succ = b
         }
       }
-      prev = this.execute(c, b, target - c.instructions) ? b : null
+      prev = this.execute(c, b, target - c.instructions)
       if (this.stopRequest) return
     }
   }
@@ -277,30 +277,13 @@ export class Machine implements CpuHost {
     return b
   }
 
-  /** Run (part of) a block; true when it ended normally, so the next block may be chained to it. */
-  private execute(c: Cpu, b: Block, budget: number): boolean {
+  /** Run (part of) a block, and compiled blocks chained to it; the block that ended normally last (the next may be chained to it), else null. */
+  private execute(c: Cpu, b: Block, budget: number): Block | null {
     const ops = b.ops
     c.blockExit = false
     // Fast path: a compiled block run whole, with no single-step, resume flag or debug register armed.
     if (b.jit !== null && budget >= b.length && (c.eflags & (TF | RF)) === 0 && c.debugTraps === 0) {
-      let i: number
-      c.ld = 0
-      try {
-        i = b.jit(c, ops, budget)
-      } catch (e) {
-        return this.faulted(c, b, e)
-      }
-      c.instructions += i
-      // A looping block returns whole iterations (RIP set by its branch) or stops inside one.
-      const within = i > b.length ? i % b.length : i
-      if (c.repeatCurrent) {
-        c.repeatCurrent = false
-        c.rip = b.ips[within - 1]
-        return false
-      }
-      if (within === 0) return true
-      if (within < b.length || !b.lastBranch) c.rip = b.ips[within]
-      return within === b.length
+      return this.runCompiled(c, b, budget)
     }
     const stepping = (c.eflags & TF) !== 0
     // Debug features need an instruction boundary after every instruction.
@@ -346,13 +329,68 @@ export class Machine implements CpuHost {
         software: false,
         detail: stepping ? 'single-step' : 'data breakpoint',
       })
+      return null
+    }
+    return i === b.length ? b : null
+  }
+
+  /**
+   * Run compiled blocks from b while each ends normally and its chained
+   * successor is compiled too, without going back to the run loop: only
+   * what the run loop would look at between two blocks stops the chain
+   * (budget, timer, pending interrupts, halt, stop or code invalidation,
+   * a block that changed CPU state, single-step or debug registers).
+   */
+  private runCompiled(c: Cpu, b: Block, budget: number): Block | null {
+    const timer = this.timer
+    for (;;) {
+      let i: number
+      c.ld = 0
+      try {
+        i = b.jit!(c, b.ops, budget)
+      } catch (e) {
+        return this.faulted(c, b, e)
+      }
+      c.instructions += i
+      budget -= i
+      // A looping block returns whole iterations (RIP set by its branch) or stops inside one.
+      if (!this.leave(c, b, i > b.length ? i % b.length : i)) return null
+      if (
+        c.blockExit ||
+        b.endsEarly ||
+        c.halted ||
+        c.pendingInterrupts.length !== 0 ||
+        (c.eflags & (TF | RF)) !== 0 ||
+        c.debugTraps !== 0 ||
+        (timer !== null && this.cycles(c.id) >= this.nextTimer[c.id]) ||
+        b.succEpoch !== c.mapEpoch
+      ) {
+        return b
+      }
+      const rip = c.rip
+      let next = b.succ
+      if (next === null || next.virt !== rip) next = b.succ2
+      if (next === null || next.virt !== rip || !next.valid || next.jit === null || next.length > budget)
+        return b
+      c.interruptShadow = false
+      b = next
+    }
+  }
+
+  /** After compiled code stopped `within` instructions into block b (0: at its end, RIP set): fix RIP; true when b ended normally. */
+  private leave(c: Cpu, b: Block, within: number): boolean {
+    if (c.repeatCurrent) {
+      c.repeatCurrent = false
+      c.rip = b.ips[within - 1]
       return false
     }
-    return i === b.length
+    if (within === 0) return true
+    if (within < b.length || !b.lastBranch) c.rip = b.ips[within]
+    return within === b.length
   }
 
   /** An instruction of block b (index Cpu.ci) raised e: account for the completed ones and deliver. */
-  private faulted(c: Cpu, b: Block, e: unknown): false {
+  private faulted(c: Cpu, b: Block, e: unknown): null {
     if (!(e instanceof CpuFault)) {
       throw new Error(
         `host error executing at ${formatLinear(b.ips[c.ci])}: ${e instanceof Error ? e.message : String(e)}`,
@@ -368,7 +406,7 @@ export class Machine implements CpuHost {
     c.pendingDataHits = 0
     c.repeatCurrent = false
     this.raise(c, eventFromFault(e))
-    return false
+    return null
   }
 
   /** Charge, offer to the trap handler, then deliver through the IDT. */

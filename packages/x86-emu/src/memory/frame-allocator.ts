@@ -31,7 +31,8 @@ export class FrameAllocator {
     const frame = this.free.length > 0 ? this.free.pop()! : this.next < this.refs.length ? this.next++ : -1
     if (frame < 0) throw new OutOfMemory()
     this.refs[frame] = 1
-    this.memory.fill(frame * PAGE_SIZE, PAGE_SIZE, 0)
+    // Writing zeros would make the host page resident although the guest may never touch it.
+    if (!this.memory.isZero(frame * PAGE_SIZE, PAGE_SIZE)) this.memory.fill(frame * PAGE_SIZE, PAGE_SIZE, 0)
     return frame
   }
 
@@ -41,7 +42,8 @@ export class FrameAllocator {
     const first = this.next
     this.next += n
     for (let f = first; f < first + n; f++) this.refs[f] = 1
-    this.memory.fill(first * PAGE_SIZE, n * PAGE_SIZE, 0)
+    if (!this.memory.isZero(first * PAGE_SIZE, n * PAGE_SIZE))
+      this.memory.fill(first * PAGE_SIZE, n * PAGE_SIZE, 0)
     return first
   }
 

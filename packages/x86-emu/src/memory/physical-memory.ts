@@ -14,6 +14,8 @@ export class PhysicalMemory {
   readonly size: number
   readonly bytes: Uint8Array
   readonly view: DataView
+  /** The same bytes as 32-bit words (for isZero). */
+  private readonly words: Int32Array
   /** Per frame: non-zero while the code cache holds instructions decoded from it. */
   readonly codeFrames: Uint8Array
   private codeWriteListener: CodeWriteListener | null = null
@@ -25,6 +27,7 @@ export class PhysicalMemory {
     this.size = size
     this.bytes = new Uint8Array(size)
     this.view = new DataView(this.bytes.buffer)
+    this.words = new Int32Array(this.bytes.buffer)
     this.codeFrames = new Uint8Array(size / PAGE_SIZE)
   }
 
@@ -95,6 +98,14 @@ export class PhysicalMemory {
     this.noteWrite(phys, data.length)
     this.bytes.set(data, phys)
   }
+  /** True when [phys, phys+len) holds only zeros (reading never-written host pages keeps them out of the resident set). */
+  isZero(phys: number, len: number): boolean {
+    this.check(phys, len)
+    const words = this.words
+    for (let i = phys >>> 2, end = (phys + len) >>> 2; i < end; i++) if (words[i] !== 0) return false
+    return true
+  }
+
   fill(phys: number, len: number, value = 0): void {
     this.check(phys, len)
     this.noteWrite(phys, len)
