@@ -9,7 +9,7 @@ import {
   Kprobes,
   type Kretprobe,
 } from '../src/index.js'
-import { bootKernel, textByte } from './support/kernel.js'
+import { bootKernel, callSysNiHost, textByte } from './support/kernel.js'
 
 const hex = (v: number) => BigInt.asUintN(64, BigInt(v)).toString(16).padStart(16, '0')
 
@@ -18,7 +18,8 @@ describe('debugfs', () => {
     const k = bootKernel()
     const kp = new Kprobes(k)
     const a: Kprobe = { symbol_name: 'do_fork' }
-    const b: Kprobe = { symbol_name: 'do_syscall_64', offset: 0x63, flags: KPROBE_FLAG_DISABLED }
+    const callOffset = callSysNiHost(k).address - k.symbol('do_syscall_64')
+    const b: Kprobe = { symbol_name: 'do_syscall_64', offset: callOffset, flags: KPROBE_FLAG_DISABLED }
     const rp: Kretprobe = { kp: { symbol_name: 'do_fork' } }
     const jp: Jprobe = { kp: { symbol_name: 'do_sys_open' }, entry: () => {} }
     expect(kp.register_kprobes([a, b])).toBe(0)
@@ -29,7 +30,7 @@ describe('debugfs', () => {
     const open = k.symbol('do_sys_open')
     const lines = [
       [fork, `${hex(fork)}  r  do_fork+0x0    \n`, `${hex(fork)}  k  do_fork+0x0    \n`],
-      [sys, `${hex(sys + 0x63)}  k  do_syscall_64+0x63    [DISABLED]\n`],
+      [sys, `${hex(sys + callOffset)}  k  do_syscall_64+0x${callOffset.toString(16)}    [DISABLED]\n`],
       [open, `${hex(open)}  j  do_sys_open+0x0    \n`],
     ]
       .sort((x, y) => (x[0] as number) - (y[0] as number))

@@ -1,6 +1,6 @@
 // register_kprobe / the int3 → single-step → post_handler path on the guest kernel.
 
-import { decode } from '@probekit/x86-emu'
+import { decode, type Instruction } from '@probekit/x86-emu'
 import { describe, expect, it } from 'vitest'
 import {
   EILSEQ,
@@ -13,7 +13,17 @@ import {
   Kprobes,
   MODULES_VADDR,
 } from '../src/index.js'
-import { BAD_WRITER, bootKernel, FORKER, SPINNER, textByte, textSnapshot } from './support/kernel.js'
+import {
+  BAD_WRITER,
+  bootKernel,
+  callSysNiHost,
+  FORKER,
+  functionInsns,
+  relTarget,
+  SPINNER,
+  textByte,
+  textSnapshot,
+} from './support/kernel.js'
 
 const DIE_DEBUG = 3
 
@@ -25,7 +35,7 @@ describe('register_kprobe: arming and disarming', () => {
     const probes: Kprobe[] = [
       { symbol_name: 'do_syscall_64' },
       { symbol_name: 'sys_ni_host' },
-      { symbol_name: 'do_syscall_64', offset: 0x63 },
+      { symbol_name: 'do_syscall_64', offset: callSysNiHost(k).address - k.symbol('do_syscall_64') },
       { symbol_name: 'do_fork' },
     ]
     for (const p of probes) expect(kp.register_kprobe(p)).toBe(0)
@@ -212,7 +222,7 @@ describe('the hit path', () => {
     let posts = 0
     const p: Kprobe = {
       symbol_name: 'do_syscall_64',
-      offset: 0x63, // call sys_ni_host
+      offset: callSysNiHost(k).address - k.symbol('do_syscall_64'),
       post_handler: (_p, regs) => {
         expect(regs.get('ip')).toBe(k.symbol('sys_ni_host'))
         expect(k.readKernel64(regs.get('sp'))).toBe((p.addr as number) + 5)
@@ -257,18 +267,30 @@ describe('the hit path', () => {
     const k = bootKernel()
     const kp = new Kprobes(k)
     const base = k.symbol('do_syscall_64')
+    const insns = functionInsns(k, 'do_syscall_64')
+    // The jmp back after `call sys_ni_host`, and the jump-table dispatch (jmp *table(,%rsi,8)).
+    const jmpBack = insns[insns.findIndex((i) => i.address === callSysNiHost(k).address) + 1]
+    expect(jmpBack.mnemonic).toBe('jmp')
+    expect(jmpBack.length).toBe(2) // jmp rel8
+    const dispatch = insns.find((i) => i.mnemonic === 'jmp' && i.operands[0]?.kind === 'mem') as Instruction
+    // Numbers above the table's range take the `ja` to the default case; getpid (39) is in range
+    // but has no case of its own, so its table slot holds the same default.
+    const defaultCase = relTarget(insns.find((i) => i.mnemonic === 'ja') as Instruction)
     const seen: Record<string, number[]> = { rel: [], table: [] }
-    const rel: Kprobe = { addr: base + 0x68, post_handler: (_p, r) => void seen.rel.push(r.get('ip') - base) }
+    const rel: Kprobe = {
+      addr: jmpBack.address,
+      post_handler: (_p, r) => void seen.rel.push(r.get('ip') - base),
+    }
     const table: Kprobe = {
-      addr: base + 0x19,
+      addr: dispatch.address,
       post_handler: (_p, r) => void seen.table.push(r.get('ip') - base),
     }
     expect(kp.register_kprobe(rel)).toBe(0)
     expect(kp.register_kprobe(table)).toBe(0)
     k.run(300_000)
     expect(seen.rel.length).toBeGreaterThan(3)
-    expect(new Set(seen.rel)).toEqual(new Set([0x47])) // eb dd → do_syscall_64+0x47
-    expect(new Set(seen.table)).toEqual(new Set([0x60])) // getpid (39) → the default case
+    expect(new Set(seen.rel)).toEqual(new Set([relTarget(jmpBack) - base]))
+    expect(new Set(seen.table)).toEqual(new Set([defaultCase - base]))
     kp.unregister_kprobes([rel, table])
   })
 

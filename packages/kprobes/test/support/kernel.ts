@@ -2,6 +2,7 @@
 
 import { readFileSync } from 'node:fs'
 import { imagePhys, Kernel } from '@probekit/kernel'
+import { decode, type Instruction } from '@probekit/x86-emu'
 import { syscall, tinyElf } from './tiny-elf.js'
 
 export const guestImage = (): Uint8Array =>
@@ -61,4 +62,38 @@ export function textSnapshot(k: Kernel): Uint8Array {
 
 export function textByte(k: Kernel, addr: number): number {
   return k.machine.memory.readBytes(imagePhys(addr), 1)[0]
+}
+
+/** A kernel function's instructions, decoded from its start (call before arming probes in it). */
+export function functionInsns(k: Kernel, name: string): Instruction[] {
+  const start = k.symbol(name)
+  const size = k.kallsyms.lookup(start)?.symbol.size ?? 0
+  const bytes = k.machine.memory.readBytes(imagePhys(start), size)
+  const out: Instruction[] = []
+  for (let off = 0; off < size; ) {
+    const insn = decode(bytes, start + off, off)
+    out.push(insn)
+    off += insn.length
+  }
+  return out
+}
+
+/** The first instruction of a kernel function that matches (tests name instructions, not offsets). */
+export function findInsn(k: Kernel, name: string, match: (insn: Instruction) => boolean): Instruction {
+  const insn = functionInsns(k, name).find(match)
+  if (!insn) throw new Error(`no such instruction in ${name}`)
+  return insn
+}
+
+/** A direct branch's target. */
+export function relTarget(insn: Instruction): number {
+  const op = insn.operands[0]
+  if (op?.kind !== 'rel') throw new Error(`${insn.mnemonic} has no relative target`)
+  return op.target
+}
+
+/** do_syscall_64's `call sys_ni_host`: the default case every getpid goes through. */
+export function callSysNiHost(k: Kernel): Instruction {
+  const target = k.symbol('sys_ni_host')
+  return findInsn(k, 'do_syscall_64', (i) => i.mnemonic === 'call' && relTarget(i) === target)
 }
