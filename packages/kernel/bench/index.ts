@@ -3,12 +3,19 @@
 // arithmetic and string operations) from exec to exit, kernel and all. The
 // kernel's construction and boot are outside the timing; the first run
 // warms up V8 and the block compiler. Skipped (with a message on stderr)
-// where /bin/bash-static is absent. `pnpm bench` prints a table;
-// `pnpm bench --json` JSON lines.
+// where /bin/bash-static is absent. Then the memory benchmark (memory.ts):
+// the emulator's resident set running the compute fixture, and bigmem (a
+// guest using 32 MiB), against the guest's own memory, emulated and native.
+// `pnpm bench` prints a table; `pnpm bench --json` JSON lines.
 
-import { existsSync, readFileSync } from 'node:fs'
-import { median, report, runBenchmarks } from '@probekit/bench'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type BenchResult, median, report, runBenchmarks } from '@probekit/bench'
 import { Kernel } from '../src/index.js'
+import type { KernelMemoryFigures } from './memory.js'
 
 const BASH = '/bin/bash-static'
 const ITERATIONS = 1000
@@ -44,23 +51,96 @@ function runLoop(bash: Uint8Array): { instructions: number; ms: number } {
   return { instructions: kernel.machine.totalInstructions() - before, ms }
 }
 
+const here = fileURLToPath(new URL('.', import.meta.url))
+const fixture = (name: string) => `${here}../fixtures/bin/${name}`
+
+/** Memory figures of a fixture under the emulator, in a fresh process. */
+function emulatedMemory(name: string): KernelMemoryFigures {
+  const child = spawnSync(process.execPath, [...process.execArgv, `${here}memory.ts`, fixture(name)], {
+    encoding: 'utf8',
+  })
+  if (child.status !== 0) throw new Error(`memory benchmark of ${name} failed: ${child.stderr}`)
+  return JSON.parse(child.stdout) as KernelMemoryFigures
+}
+
+/**
+ * Peak RSS (bytes) of native runs of the fixtures, through maxrss.c built
+ * here; null (with a message) where no compiler or not x86-64 Linux.
+ */
+function nativeMaxRss(names: string[]): Map<string, number> | null {
+  if (process.platform !== 'linux' || process.arch !== 'x64') return null
+  const dir = mkdtempSync(join(tmpdir(), 'probekit-maxrss-'))
+  try {
+    const exe = join(dir, 'maxrss')
+    const built = ['musl-gcc', 'gcc'].some(
+      (cc) => spawnSync(cc, ['-static', '-O2', '-o', exe, `${here}maxrss.c`]).status === 0,
+    )
+    if (!built) {
+      process.stderr.write('kernel bench: no musl-gcc or gcc to build maxrss.c: native memory skipped\n')
+      return null
+    }
+    const out = new Map<string, number>()
+    for (const name of names) {
+      const r = spawnSync(exe, [fixture(name)], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] })
+      if (r.status !== 0) throw new Error(`native ${name} failed: ${r.stderr}`)
+      out.set(name, Number(r.stderr.trim()) * 1024)
+    }
+    return out
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const MiB = 1024 * 1024
+const results: BenchResult[] = []
+
 if (!existsSync(BASH)) {
   process.stderr.write(`kernel bench: ${BASH} is not installed (apt-get install bash-static): skipped\n`)
 } else {
   const bash = new Uint8Array(readFileSync(BASH))
   runLoop(bash) // warm-up
   const runs = Array.from({ length: SAMPLES }, () => runLoop(bash))
-  const results = await runBenchmarks([
-    {
-      name: `bash-static loop script (${ITERATIONS} iterations): guest instructions`,
-      unit: 'M insns',
-      run: () => median(runs.map((r) => r.instructions)) / 1e6,
-    },
-    {
-      name: `bash-static loop script (${ITERATIONS} iterations)`,
-      unit: 'MIPS',
-      run: () => median(runs.map((r) => r.instructions / r.ms / 1000)),
-    },
-  ])
-  report(results)
+  results.push(
+    ...(await runBenchmarks([
+      {
+        name: `bash-static loop script (${ITERATIONS} iterations): guest instructions`,
+        unit: 'M insns',
+        run: () => median(runs.map((r) => r.instructions)) / 1e6,
+      },
+      {
+        name: `bash-static loop script (${ITERATIONS} iterations)`,
+        unit: 'MIPS',
+        run: () => median(runs.map((r) => r.instructions / r.ms / 1000)),
+      },
+    ])),
+  )
 }
+
+const MEMORY_FIXTURES = ['compute', 'bigmem']
+const native = nativeMaxRss(MEMORY_FIXTURES)
+for (const name of MEMORY_FIXTURES) {
+  const m = emulatedMemory(name)
+  const rows = [
+    {
+      name: `${name} memory: guest pages mapped (peak, with page tables)`,
+      unit: 'MiB',
+      run: () => m.guestMapped / MiB,
+    },
+    { name: `${name} memory: emulator RSS growth`, unit: 'MiB', run: () => m.rss / MiB },
+    { name: `${name} memory: emulator V8 heap growth`, unit: 'MiB', run: () => m.heap / MiB },
+    { name: `${name} memory: emulator peak RSS (whole process)`, unit: 'MiB', run: () => m.maxRss / MiB },
+    {
+      name: `${name} memory: RSS growth / guest pages mapped`,
+      unit: 'ratio',
+      run: () => m.rss / m.guestMapped,
+    },
+  ]
+  const nat = native?.get(name)
+  if (nat !== undefined)
+    rows.push(
+      { name: `${name} memory: native peak RSS (ru_maxrss)`, unit: 'MiB', run: () => nat / MiB },
+      { name: `${name} memory: RSS growth / native peak RSS`, unit: 'ratio', run: () => m.rss / nat },
+    )
+  results.push(...(await runBenchmarks(rows)))
+}
+report(results)

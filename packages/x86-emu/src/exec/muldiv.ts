@@ -2,9 +2,9 @@
 // r, r/m; 69/6B imul r, r/m, imm.
 //
 // Products are exact without BigInt: 32x32 -> 64 from 16-bit limbs, 64x64 ->
-// 128 from four of those. 128/64 division uses BigInt except when the
-// dividend and divisor fit in 53 bits (the common case), since division is
-// rare.
+// 128 from four of those. 128/64 division is exact in doubles when the
+// dividend and divisor fit 53 bits (the common case), else by 32-bit digits
+// or shift-subtract on int32 words: no BigInt, so no garbage per divide.
 //
 // Flags: mul/imul set CF = OF per the SDM. SF, ZF, AF and PF are undefined;
 // like Intel (as Bochs models it) SF/ZF/PF come from the low half of the
@@ -228,8 +228,55 @@ function divu64by32(hi: number, lo: number, d: number): number {
   return q1 * 0x10000 + q0
 }
 
-function big64(lo: number, hi: number): bigint {
-  return (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0)
+/** Quotient and remainder of the last divu128, words q0 (low), q1, r0, r1 as int32. */
+const qr = new Int32Array(4)
+
+/**
+ * Unsigned 128/64 division (n3:n2:n1:n0) / (dhi:dlo), words as int32, for
+ * (n3:n2) < (dhi:dlo) so the quotient fits 64 bits; result in qr. Exact and
+ * allocation-free: by 32-bit digits when the divisor fits 32 bits, else by
+ * restoring shift-subtract over the 64 low dividend bits.
+ */
+function divu128(n3: number, n2: number, n1: number, n0: number, dlo: number, dhi: number): void {
+  if (dhi === 0) {
+    // n3 is 0 and n2 < d here.
+    const d = dlo >>> 0
+    const q1 = divu64by32(n2 >>> 0, n1, d)
+    const q0 = divu64by32(mh, n0, d)
+    qr[0] = q0 | 0
+    qr[1] = q1 | 0
+    qr[2] = mh | 0
+    qr[3] = 0
+    return
+  }
+  const dh = dhi >>> 0
+  const dl = dlo >>> 0
+  let rh = n3 >>> 0
+  let rl = n2 >>> 0
+  let q1 = 0
+  let q0 = 0
+  for (let k = 63; k >= 0; k--) {
+    const bit = k >= 32 ? (n1 >>> (k - 32)) & 1 : (n0 >>> k) & 1
+    const carry = rh >>> 31
+    rh = ((rh << 1) | (rl >>> 31)) >>> 0
+    rl = ((rl << 1) | bit) >>> 0
+    if (carry !== 0 || rh > dh || (rh === dh && rl >= dl)) {
+      const borrow = rl < dl ? 1 : 0
+      rl = (rl - dl) >>> 0
+      rh = (rh - dh - borrow) >>> 0
+      if (k >= 32) q1 |= 1 << (k - 32)
+      else q0 |= 1 << k
+    }
+  }
+  qr[0] = q0
+  qr[1] = q1
+  qr[2] = rl | 0
+  qr[3] = rh | 0
+}
+
+/** (hi:lo) >= (bhi:blo), unsigned 64-bit. */
+function geu64(lo: number, hi: number, blo: number, bhi: number): boolean {
+  return hi >>> 0 > bhi >>> 0 || (hi === bhi && lo >>> 0 >= blo >>> 0)
 }
 
 function compileDiv(insn: Instruction, size: number, signed: boolean): Op {
@@ -340,17 +387,46 @@ function compileDiv(insn: Instruction, size: number, signed: boolean): Op {
             rlo = m | 0
             rhi = m < 0 ? -1 : 0
           } else {
-            const n = BigInt.asIntN(128, (big64(r[4], r[5]) << 64n) | big64(r[0], r[1]))
-            const d = BigInt.asIntN(64, big64(dlo, dhi))
-            const q = n / d
-            if (q > 0x7fff_ffff_ffff_ffffn || q < -0x8000_0000_0000_0000n) divideError()
-            const m = n % d
-            const qu = BigInt.asUintN(64, q)
-            const mu = BigInt.asUintN(64, m)
-            qlo = Number(qu & 0xffff_ffffn) | 0
-            qhi = Number(qu >> 32n) | 0
-            rlo = Number(mu & 0xffff_ffffn) | 0
-            rhi = Number(mu >> 32n) | 0
+            // Magnitudes, an unsigned divide, then the signs: the quotient is negative when the
+            // operands' signs differ, the remainder takes the dividend's sign.
+            let n0 = r[0]
+            let n1 = r[1]
+            let n2 = r[4]
+            let n3 = r[5]
+            const nneg = n3 < 0
+            if (nneg) {
+              n0 = -n0 | 0
+              let c = n0 === 0 ? 1 : 0
+              n1 = (~n1 + c) | 0
+              c = c && n1 === 0 ? 1 : 0
+              n2 = (~n2 + c) | 0
+              c = c && n2 === 0 ? 1 : 0
+              n3 = (~n3 + c) | 0
+            }
+            let ml = dlo
+            let mh64 = dhi
+            const dneg = dhi < 0
+            if (dneg) {
+              ml = -dlo | 0
+              mh64 = (~dhi + (ml === 0 ? 1 : 0)) | 0
+            }
+            // |n| / |d| must be below 2^64 before the quotient's range is checked.
+            if (n3 < 0 || geu64(n2, n3, ml, mh64)) divideError()
+            divu128(n3, n2, n1, n0, ml, mh64)
+            qlo = qr[0]
+            qhi = qr[1]
+            rlo = qr[2]
+            rhi = qr[3]
+            if (nneg !== dneg) {
+              // Negative quotient: its magnitude may be at most 2^63.
+              if (qhi < 0 && (qhi !== -0x8000_0000 || qlo !== 0)) divideError()
+              qlo = -qlo | 0
+              qhi = (~qhi + (qlo === 0 ? 1 : 0)) | 0
+            } else if (qhi < 0) divideError()
+            if (nneg) {
+              rlo = -rlo | 0
+              rhi = (~rhi + (rlo === 0 ? 1 : 0)) | 0
+            }
           }
         } else if ((r[4] | r[5]) === 0 && r[1] >>> 0 < 0x20_0000 && dhi >>> 0 < 0x20_0000) {
           // Dividend and divisor below 2^53: exact in doubles.
@@ -363,15 +439,12 @@ function compileDiv(insn: Instruction, size: number, signed: boolean): Op {
           rlo = m | 0
           rhi = Math.floor(m / TWO_32) | 0
         } else {
-          const n = (big64(r[4], r[5]) << 64n) | big64(r[0], r[1])
-          const d = big64(dlo, dhi)
-          const q = n / d
-          if (q > 0xffff_ffff_ffff_ffffn) divideError()
-          const m = n % d
-          qlo = Number(q & 0xffff_ffffn) | 0
-          qhi = Number(q >> 32n) | 0
-          rlo = Number(m & 0xffff_ffffn) | 0
-          rhi = Number(m >> 32n) | 0
+          if (geu64(r[4], r[5], dlo, dhi)) divideError()
+          divu128(r[5], r[4], r[1], r[0], dlo, dhi)
+          qlo = qr[0]
+          qhi = qr[1]
+          rlo = qr[2]
+          rhi = qr[3]
         }
         r[0] = qlo
         r[1] = qhi

@@ -823,6 +823,13 @@ for (const size of SIZES) {
           hi = m
           lo = 1n << (w - 1n)
           d = m
+        } else if (signed && mode >= 70 && mode < 85) {
+          // a full-width signed dividend whose quotient still fits: |n| < |d| * 2^(w-1)
+          const sd = sx(d, size)
+          const mag = rng.bits(size * 16) % ((sd < 0n ? -sd : sd) << (w - 1n))
+          const n = rng.int(2) === 1 ? -mag : mag
+          hi = (n >> w) & m
+          lo = n & m
         } else if (mode < 70) {
           if (signed) hi = sx(lo, size) < 0n ? m : 0n
           else hi = d === 0n ? rng.edge(size * 8) : rng.bits(size * 8 + 8) % d
