@@ -11,7 +11,7 @@ import { Cpu, type CpuHost, type Cpu as CpuType } from '../cpu/cpu.js'
 import { checkExecBreakpoint } from '../cpu/debug.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
 import { DR6_BS, IF, RF, TF } from '../cpu/registers.js'
-import { type Block, buildBlock } from '../exec/block.js'
+import { type Block, buildBlock, MAX_BLOCK_INSTRUCTIONS, setsRip } from '../exec/block.js'
 import { compileBlock } from '../jit/block-compiler.js'
 import { FrameAllocator } from '../memory/frame-allocator.js'
 import { PhysicalMemory } from '../memory/physical-memory.js'
@@ -155,7 +155,8 @@ export class Machine implements CpuHost {
         if (left <= 0) return this.result('budget', `instruction budget of ${budget} exhausted`, start)
         const before = c.instructions
         const wasHalted = c.halted
-        this.runCpu(c, Math.min(this.quantum, left))
+        // A quantum may end a block late (never the run's own budget): compiled blocks then always run whole.
+        this.runCpu(c, Math.min(this.quantum, left), left - this.quantum >= MAX_BLOCK_INSTRUCTIONS)
         if (c.instructions !== before || (wasHalted && !c.halted)) progressed = true
         // A halted vCPU's clock runs while the others work, so its timer still fires.
         else if (c.halted) this.counters[c.id].cycles += Math.min(this.quantum, left) * this.costs.instruction
@@ -195,8 +196,8 @@ export class Machine implements CpuHost {
     return true
   }
 
-  /** Run one vCPU for up to `budget` instructions. */
-  runCpu(c: Cpu, budget: number): void {
+  /** Run one vCPU for up to `budget` instructions (with `soft`, the last block may run whole past it). */
+  runCpu(c: Cpu, budget: number, soft = false): void {
     const target = c.instructions + budget
     const k = this.counters[c.id]
     const timer = this.timer
@@ -247,7 +248,8 @@ export class Machine implements CpuHost {
           prev.succ = b
         }
       }
-      prev = this.execute(c, b, target - c.instructions)
+      const left = target - c.instructions
+      prev = this.execute(c, b, soft && left < b.length ? b.length : left)
       if (this.stopRequest) return
     }
   }
@@ -299,10 +301,11 @@ export class Machine implements CpuHost {
         i = b.jit(c, ops, n)
       } else {
         if (c.execBreakpoints.length > 0) checkExecBreakpoint(c, b.ips[0])
+        const exits = b.exits
         for (; i < n; i++) {
           c.ci = i
           ops[i](c)
-          if (c.blockExit) {
+          if (c.blockExit || (exits !== null && exits[i] !== 0 && c.rip !== b.ips[i + 1])) {
             i++
             break
           }
@@ -316,7 +319,7 @@ export class Machine implements CpuHost {
       // The last op stopped part-way (a rep string op between chunks; it counts as one instruction so long reps still yield): run it again.
       c.repeatCurrent = false
       c.rip = b.ips[i - 1]
-    } else if (i < b.length || !b.lastBranch) c.rip = b.ips[i]
+    } else if (i > 0 && !setsRip(b, i - 1)) c.rip = b.ips[i]
     if (rf && i > 0) c.eflags &= ~RF
     if (c.pendingDataHits !== 0 || (stepping && i > 0)) {
       c.dr6 = (c.dr6 & ~0xf) | c.pendingDataHits | (stepping ? DR6_BS : 0)
@@ -331,7 +334,7 @@ export class Machine implements CpuHost {
       })
       return null
     }
-    return i === b.length ? b : null
+    return i === b.length || (i > 0 && setsRip(b, i - 1)) ? b : null
   }
 
   /**
@@ -385,7 +388,9 @@ export class Machine implements CpuHost {
       return false
     }
     if (within === 0) return true
-    if (within < b.length || !b.lastBranch) c.rip = b.ips[within]
+    // A branch inside the block that left it (a side exit) has set RIP already.
+    if (setsRip(b, within - 1)) return true
+    c.rip = b.ips[within]
     return within === b.length
   }
 
