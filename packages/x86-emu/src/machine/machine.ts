@@ -4,7 +4,10 @@
 //
 // Determinism: vCPUs run in a fixed round-robin order, each for `quantum`
 // instructions (blocks are cut to fit), timers count guest cycles, and the
-// TSC is guest cycles. The same inputs give the same run.
+// TSC is guest cycles. The same inputs give the same run. A timer interrupt
+// is taken at the instruction it falls due on (blocks are cut there too), so
+// how code splits into blocks never moves it; a lone vCPU has no one to
+// interleave with and runs without quanta.
 
 import { formatLinear } from '../address.js'
 import { Cpu, type CpuHost, type Cpu as CpuType } from '../cpu/cpu.js'
@@ -155,8 +158,9 @@ export class Machine implements CpuHost {
         if (left <= 0) return this.result('budget', `instruction budget of ${budget} exhausted`, start)
         const before = c.instructions
         const wasHalted = c.halted
+        const slice = this.cpus.length === 1 ? left : Math.min(this.quantum, left)
         // A quantum may end a block late (never the run's own budget): compiled blocks then always run whole.
-        this.runCpu(c, Math.min(this.quantum, left), left - this.quantum >= MAX_BLOCK_INSTRUCTIONS)
+        this.runCpu(c, slice, left - slice >= MAX_BLOCK_INSTRUCTIONS)
         if (c.instructions !== before || (wasHalted && !c.halted)) progressed = true
         // A halted vCPU's clock runs while the others work, so its timer still fires.
         else if (c.halted) this.counters[c.id].cycles += Math.min(this.quantum, left) * this.costs.instruction
@@ -248,21 +252,38 @@ export class Machine implements CpuHost {
           prev.succ = b
         }
       }
-      const left = target - c.instructions
-      prev = this.execute(c, b, soft && left < b.length ? b.length : left)
+      let left = target - c.instructions
+      if (soft && left < b.length) left = b.length
+      if (timer !== null) {
+        // Stop at the instruction the timer falls due on (at least 1: it is not due yet).
+        const due = Math.ceil((this.nextTimer[c.id] - k.cycles) / this.costs.instruction) - c.instructions
+        if (due < left) left = Math.max(1, due)
+      }
+      prev = this.execute(c, b, left)
       if (this.stopRequest) return
     }
   }
 
-  private blockAt(c: Cpu): Block {
-    const rip = c.rip
+  /** Physical address of rip when the TLB holds an executable mapping for it, else -1. */
+  private tlbExecPhys(c: Cpu, rip: number): number {
     const vpn = Math.floor(rip / 4096)
     const t = c.tlb
     const i = (vpn ^ (vpn >> 10)) & TLB_MASK
-    const phys =
-      t.vpn[i] === vpn && (t.bits[i] & c.xBit) !== 0
-        ? t.phys[i] + (rip & 0xfff)
-        : c.translate(rip, 2, c.cpl === 3)
+    return t.vpn[i] === vpn && (t.bits[i] & c.xBit) !== 0 ? t.phys[i] + (rip & 0xfff) : -1
+  }
+
+  /** The cached one-page block at rip when the TLB maps it already, else null: no walk, no fault, no decode. */
+  private cachedBlockAt(c: Cpu, rip: number): Block | null {
+    const phys = this.tlbExecPhys(c, rip)
+    if (phys < 0) return null
+    const b = this.codeCache.lookup(phys, rip)
+    return b !== undefined && b.frames.length === 1 ? b : null
+  }
+
+  private blockAt(c: Cpu): Block {
+    const rip = c.rip
+    const hit = this.tlbExecPhys(c, rip)
+    const phys = hit >= 0 ? hit : c.translate(rip, 2, c.cpl === 3)
     let b = this.codeCache.lookup(phys, rip)
     // A block whose last instruction spills onto the next page is only good while that page maps the same frame.
     if (
@@ -373,8 +394,14 @@ export class Machine implements CpuHost {
       const rip = c.rip
       let next = b.succ
       if (next === null || next.virt !== rip) next = b.succ2
-      if (next === null || next.virt !== rip || !next.valid || next.jit === null || next.length > budget)
-        return b
+      if (next === null || next.virt !== rip) {
+        // Neither chained successor (a return to another caller, an indirect jump): look it up without leaving.
+        next = this.cachedBlockAt(c, rip)
+        if (next === null) return b
+        b.succ2 = b.succ
+        b.succ = next
+      }
+      if (!next.valid || next.jit === null || next.length > budget) return b
       c.interruptShadow = false
       b = next
     }
