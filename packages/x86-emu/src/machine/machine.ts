@@ -367,6 +367,8 @@ export class Machine implements CpuHost {
    */
   private runCompiled(c: Cpu, b: Block, budget: number): Block | null {
     const timer = this.timer
+    const k = this.counters[c.id]
+    let charged = k.cycles
     for (;;) {
       let i: number
       c.ld = 0
@@ -386,10 +388,16 @@ export class Machine implements CpuHost {
         c.pendingInterrupts.length !== 0 ||
         (c.eflags & (TF | RF)) !== 0 ||
         c.debugTraps !== 0 ||
-        (timer !== null && this.cycles(c.id) >= this.nextTimer[c.id]) ||
         b.succEpoch !== c.mapEpoch
       ) {
         return b
+      }
+      if (timer !== null && k.cycles !== charged) {
+        // The block charged cycles (a mode switch, a host call): the timer falls due sooner than budgeted.
+        charged = k.cycles
+        const due = Math.ceil((this.nextTimer[c.id] - charged) / this.costs.instruction) - c.instructions
+        if (due <= 0) return b
+        if (due < budget) budget = due
       }
       const rip = c.rip
       let next = b.succ
