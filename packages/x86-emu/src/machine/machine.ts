@@ -379,8 +379,11 @@ export class Machine implements CpuHost {
       }
       c.instructions += i
       budget -= i
-      // A looping block returns whole iterations (RIP set by its branch) or stops inside one.
-      if (!this.leave(c, b, i > b.length ? i % b.length : i)) return null
+      const n = b.length
+      // Common case inline: the block (or a looping block's whole iterations, RIP set by its branch) ran through.
+      if (!c.repeatCurrent && (i === n || (i > n && i % n === 0))) {
+        if (!b.lastBranch) c.rip = b.ips[n]
+      } else if (!this.leave(c, b, i > n ? i % n : i)) return null
       if (
         c.blockExit ||
         b.endsEarly ||
