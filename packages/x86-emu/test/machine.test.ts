@@ -206,6 +206,38 @@ describe('traps', () => {
     expect(r.readQword(KSTACK_TOP - 40)).toBe(BigInt(USER_CODE))
     expect(r.readQword(KSTACK_TOP - 16)).toBe(BigInt(USER_STACK_TOP))
   })
+
+  it('a timer interrupt lands on the instruction it falls due on, however the code splits into blocks', () => {
+    const takenAt = (jitThreshold: number) => {
+      const r = new Rig({ timer: { period: 1000, vector: 32 }, jitThreshold })
+      const handler = KERNEL_BASE + 0x1000
+      r.load(handler, [...IRETQ], {})
+      r.setGate(32, handler)
+      // loop: inc ecx; test ecx, 1; jz skip; inc edx; skip: add eax, ecx; jmp loop (one superblock with a side exit)
+      // biome-ignore format: one instruction per line
+      r.load(USER_CODE, [
+        0xff, 0xc1,
+        0xf7, 0xc1, 0x01, 0x00, 0x00, 0x00,
+        0x74, 0x02,
+        0xff, 0xc2,
+        0x01, 0xc8,
+        0xeb, 0xf0,
+      ], { user: true })
+      r.enterUser(0, USER_CODE)
+      const at: number[] = []
+      r.machine.trapHandler = (c, ev) => {
+        if (ev.kind === 'interrupt') at.push(c.instructions)
+        return 'deliver'
+      }
+      r.machine.run({ maxInstructions: 10_500 })
+      return at
+    }
+    const interpreted = takenAt(Number.POSITIVE_INFINITY)
+    // One cycle per instruction: the first tick is due after exactly 1000 instructions.
+    expect(interpreted[0]).toBe(1000)
+    expect(interpreted.length).toBeGreaterThanOrEqual(9)
+    expect(takenAt(1)).toEqual(interpreted)
+  })
 })
 
 describe('privilege', () => {

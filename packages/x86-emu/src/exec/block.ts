@@ -1,12 +1,17 @@
-// Basic blocks: straight-line runs of compiled instructions from one page,
-// ending at the first branch, block-ending instruction or page end.
+// Blocks: runs of compiled instructions from one page, ending at the first
+// branch, block-ending instruction or page end. They are superblocks: a
+// direct jmp or call whose target is on the same page continues the block
+// at the target, and a forward conditional branch continues it on the
+// fall-through path and leaves the block when taken (a side exit). So a
+// loop whose body spans several basic blocks is one block whose last
+// branch goes back to its start, which the block compiler runs as a loop.
 
 import { Access, type Cpu } from '../cpu/cpu.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
 import { tryDecode } from '../decoder/decode.js'
-import { DecodeError, type Instruction } from '../decoder/instruction.js'
+import { DecodeError, type Instruction, InstructionFlag } from '../decoder/instruction.js'
 import type { CompiledBlock } from '../jit/block-compiler.js'
-import { compileInstruction } from './compile.js'
+import { BRANCH_FLAGS, compileInstruction } from './compile.js'
 import { type Op, OpTraits } from './op.js'
 
 export const MAX_BLOCK_INSTRUCTIONS = 64
@@ -22,6 +27,8 @@ export interface Block {
   length: number
   /** The last op sets RIP itself. */
   lastBranch: boolean
+  /** exits[k] = 1 where op k (not the last) is a branch the block continues after: RIP it sets other than ips[k+1] leaves the block. Null when there is none. */
+  exits: Uint8Array | null
   /** The last op changes state later instructions depend on (popf, sti, mov cr, rep strings): the runner must look at the CPU after it. */
   endsEarly: boolean
   /** Frames whose bytes the block was decoded from. */
@@ -38,6 +45,30 @@ export interface Block {
   insns: Instruction[]
   /** The compiled form once the block is hot, else null. */
   jit: CompiledBlock | null
+}
+
+/** Branches that never continue a block: through a trap, the host, another privilege level or the stack. */
+const LEAVES = BRANCH_FLAGS & ~(InstructionFlag.Call | InstructionFlag.Jump | InstructionFlag.Conditional)
+
+/**
+ * Where a block continues after branch `insn`, given the block's start and
+ * the addresses it already holds; null ends the block there. Only relative
+ * branches with a full-width target, staying on the start's page.
+ */
+function continuation(insn: Instruction, start: number, ips: readonly number[]): number | null {
+  const f = insn.flags
+  const t = insn.branchTarget
+  if ((f & LEAVES) !== 0 || (f & InstructionFlag.Relative) === 0 || t === null || insn.operandSize === 2)
+    return null
+  const next = insn.address + insn.length
+  const page = start - (start & 0xfff)
+  if ((f & InstructionFlag.Conditional) !== 0) {
+    // A forward conditional branch: continue on the fall-through path (a backward one is a loop edge: end there).
+    return t > insn.address ? next : null
+  }
+  if ((f & (InstructionFlag.Jump | InstructionFlag.Call)) === 0) return null
+  if (t < page || t >= page + 4096 || ips.includes(t)) return null
+  return t
 }
 
 function faultOp(fault: CpuFault): Op {
@@ -60,13 +91,21 @@ export function buildBlock(c: Cpu, rip: number): Block {
   let offset = phys & 0xfff
   let lastBranch = false
   let endsEarly = false
+  let exits: Uint8Array | null = null
+  const pageVirt = rip - (rip & 0xfff)
   const page = mem.subarray(pageStart, pageStart + 4096)
   while (ops.length < MAX_BLOCK_INSTRUCTIONS && offset < 4096) {
     let insn = tryDecode(page, addr, offset)
     if (insn instanceof DecodeError && insn.reason === 'truncated') {
-      // The instruction continues on the next page: it gets a block of its own.
-      if (ops.length > 0) break
-      const nextPhys = c.translate(addr + (4096 - offset), Access.Exec, user)
+      // The instruction continues on the next page: it ends the block. When fetching that page
+      // faults, the fault belongs to this instruction, so it starts a block of its own.
+      let nextPhys: number
+      try {
+        nextPhys = c.translate(addr + (4096 - offset), Access.Exec, user)
+      } catch (e) {
+        if (ops.length > 0 && e instanceof CpuFault) break
+        throw e
+      }
       const buf = new Uint8Array(15)
       const first = Math.min(15, 4096 - offset)
       buf.set(page.subarray(offset, offset + first), 0)
@@ -89,8 +128,16 @@ export function buildBlock(c: Cpu, rip: number): Block {
     addr += insn.length
     offset += insn.length
     if ((compiled.traits & OpTraits.Branch) !== 0) {
-      lastBranch = true
-      break
+      const to = ops.length < MAX_BLOCK_INSTRUCTIONS ? continuation(insn, rip, ips) : null
+      if (to === null || frames.length > 1) {
+        lastBranch = true
+        break
+      }
+      exits ??= new Uint8Array(MAX_BLOCK_INSTRUCTIONS)
+      exits[ops.length - 1] = 1
+      addr = to
+      offset = to - pageVirt
+      continue
     }
     if ((compiled.traits & OpTraits.EndsBlock) !== 0) {
       endsEarly = true
@@ -106,6 +153,7 @@ export function buildBlock(c: Cpu, rip: number): Block {
     ips,
     length: ops.length,
     lastBranch,
+    exits,
     endsEarly,
     frames,
     valid: true,
@@ -116,4 +164,9 @@ export function buildBlock(c: Cpu, rip: number): Block {
     insns,
     jit: null,
   }
+}
+
+/** True when op k of the block sets RIP itself (a branch), so RIP after it is not simply ips[k+1]. */
+export function setsRip(b: Block, k: number): boolean {
+  return k === b.length - 1 ? b.lastBranch : b.exits !== null && b.exits[k] !== 0
 }

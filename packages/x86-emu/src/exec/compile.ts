@@ -88,7 +88,8 @@ function endsBlock(insn: Instruction): boolean {
   return false
 }
 
-const BRANCH_FLAGS =
+/** Instructions that set RIP themselves (the last op of a block, or a branch it continues after). */
+export const BRANCH_FLAGS =
   InstructionFlag.Call |
   InstructionFlag.Jump |
   InstructionFlag.Conditional |

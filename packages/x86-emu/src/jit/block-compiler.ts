@@ -18,6 +18,8 @@ export type CompiledBlock = (c: Cpu, ops: Op[], budget: number) => number
 
 let available = true
 
+const BRANCHES = InstructionFlag.Call | InstructionFlag.Jump | InstructionFlag.Conditional
+
 /** A block whose last instruction is a relative branch back to its first: it can loop inside its function. */
 function isSelfLoop(insns: readonly Instruction[]): boolean {
   const last = insns[insns.length - 1]
@@ -43,13 +45,15 @@ export function blockSource(insns: readonly Instruction[]): string {
   const lines = [loop ? 'const r=c.r;let t=0;let done=0;for(;;){' : 'const r=c.r;let t=0;']
   insns.forEach((insn, k) => {
     const tpl = template(insn)
-    if (tpl === null) {
-      lines.push(`c.ci=${k};ops[${k}](c);if(c.blockExit)return ${done}${k + 1};`)
-      return
+    if (tpl === null) lines.push(`c.ci=${k};ops[${k}](c);if(c.blockExit)return ${done}${k + 1};`)
+    else {
+      lines.push(
+        `${tpl.mayFault ? `c.ci=${k};` : ''}${tpl.code}${tpl.mayWrite ? `if(c.blockExit)return ${done}${k + 1};` : ''}`,
+      )
     }
-    lines.push(
-      `${tpl.mayFault ? `c.ci=${k};` : ''}${tpl.code}${tpl.mayWrite ? `if(c.blockExit)return ${done}${k + 1};` : ''}`,
-    )
+    // A branch the block continues after (see block.ts): anywhere else it goes leaves the block.
+    if (k < n - 1 && (insn.flags & BRANCHES) !== 0)
+      lines.push(`if(c.rip!==${insns[k + 1].address})return ${done}${k + 1};`)
   })
   if (loop) {
     lines.push(`done+=${n};c.ld=done;if(c.rip!==${insns[0].address}||done+${n}>budget)return done;}`)

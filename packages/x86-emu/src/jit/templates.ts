@@ -488,6 +488,20 @@ function branch(insn: Instruction): Template | null {
   return null
 }
 
+/** cmovcc between registers: a 32-bit destination is zero-extended even when the condition is false. */
+function cmov(insn: Instruction): Template | null {
+  const size = insn.operandSize
+  if (insn.mod !== 3 || (size !== 4 && size !== 8)) return null
+  const R = 2 * insn.reg
+  const S = 2 * insn.rm
+  const cond = condExpr(insn.opcode & 15)
+  const code =
+    size === 8
+      ? `if(${cond}){r[${R}]=r[${S}];r[${R + 1}]=r[${S + 1}];}`
+      : `if(${cond})r[${R}]=r[${S}];r[${R + 1}]=0;`
+  return { code, mayFault: false, mayWrite: false }
+}
+
 /** The inline template for an instruction, or null to call its closure. */
 export function template(insn: Instruction): Template | null {
   if (!isLegacy(insn)) return null
@@ -516,6 +530,7 @@ export function template(insn: Instruction): Template | null {
     const o = insn.opcode
     if (o >= 0x80 && o <= 0x8f) return branch(insn)
     if (o === 0xaf) return imul32(insn)
+    if (o >= 0x40 && o <= 0x4f) return cmov(insn)
     if (o === 0x1f) return { code: '', mayFault: false, mayWrite: false } // nop r/m
     if (o === 0xb6 || o === 0xb7 || o === 0xbe || o === 0xbf) return extend(insn)
   }

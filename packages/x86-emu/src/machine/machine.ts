@@ -4,14 +4,17 @@
 //
 // Determinism: vCPUs run in a fixed round-robin order, each for `quantum`
 // instructions (blocks are cut to fit), timers count guest cycles, and the
-// TSC is guest cycles. The same inputs give the same run.
+// TSC is guest cycles. The same inputs give the same run. A timer interrupt
+// is taken at the instruction it falls due on (blocks are cut there too), so
+// how code splits into blocks never moves it; a lone vCPU has no one to
+// interleave with and runs without quanta.
 
 import { formatLinear } from '../address.js'
 import { Cpu, type CpuHost, type Cpu as CpuType } from '../cpu/cpu.js'
 import { checkExecBreakpoint } from '../cpu/debug.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
 import { DR6_BS, IF, RF, TF } from '../cpu/registers.js'
-import { type Block, buildBlock } from '../exec/block.js'
+import { type Block, buildBlock, MAX_BLOCK_INSTRUCTIONS, setsRip } from '../exec/block.js'
 import { compileBlock } from '../jit/block-compiler.js'
 import { FrameAllocator } from '../memory/frame-allocator.js'
 import { PhysicalMemory } from '../memory/physical-memory.js'
@@ -155,7 +158,9 @@ export class Machine implements CpuHost {
         if (left <= 0) return this.result('budget', `instruction budget of ${budget} exhausted`, start)
         const before = c.instructions
         const wasHalted = c.halted
-        this.runCpu(c, Math.min(this.quantum, left))
+        const slice = this.cpus.length === 1 ? left : Math.min(this.quantum, left)
+        // A quantum may end a block late (never the run's own budget): compiled blocks then always run whole.
+        this.runCpu(c, slice, left - slice >= MAX_BLOCK_INSTRUCTIONS)
         if (c.instructions !== before || (wasHalted && !c.halted)) progressed = true
         // A halted vCPU's clock runs while the others work, so its timer still fires.
         else if (c.halted) this.counters[c.id].cycles += Math.min(this.quantum, left) * this.costs.instruction
@@ -195,8 +200,8 @@ export class Machine implements CpuHost {
     return true
   }
 
-  /** Run one vCPU for up to `budget` instructions. */
-  runCpu(c: Cpu, budget: number): void {
+  /** Run one vCPU for up to `budget` instructions (with `soft`, the last block may run whole past it). */
+  runCpu(c: Cpu, budget: number, soft = false): void {
     const target = c.instructions + budget
     const k = this.counters[c.id]
     const timer = this.timer
@@ -247,20 +252,38 @@ export class Machine implements CpuHost {
           prev.succ = b
         }
       }
-      prev = this.execute(c, b, target - c.instructions)
+      let left = target - c.instructions
+      if (soft && left < b.length) left = b.length
+      if (timer !== null) {
+        // Stop at the instruction the timer falls due on (at least 1: it is not due yet).
+        const due = Math.ceil((this.nextTimer[c.id] - k.cycles) / this.costs.instruction) - c.instructions
+        if (due < left) left = Math.max(1, due)
+      }
+      prev = this.execute(c, b, left)
       if (this.stopRequest) return
     }
   }
 
-  private blockAt(c: Cpu): Block {
-    const rip = c.rip
+  /** Physical address of rip when the TLB holds an executable mapping for it, else -1. */
+  private tlbExecPhys(c: Cpu, rip: number): number {
     const vpn = Math.floor(rip / 4096)
     const t = c.tlb
     const i = (vpn ^ (vpn >> 10)) & TLB_MASK
-    const phys =
-      t.vpn[i] === vpn && (t.bits[i] & c.xBit) !== 0
-        ? t.phys[i] + (rip & 0xfff)
-        : c.translate(rip, 2, c.cpl === 3)
+    return t.vpn[i] === vpn && (t.bits[i] & c.xBit) !== 0 ? t.phys[i] + (rip & 0xfff) : -1
+  }
+
+  /** The cached one-page block at rip when the TLB maps it already, else null: no walk, no fault, no decode. */
+  private cachedBlockAt(c: Cpu, rip: number): Block | null {
+    const phys = this.tlbExecPhys(c, rip)
+    if (phys < 0) return null
+    const b = this.codeCache.lookup(phys, rip)
+    return b !== undefined && b.frames.length === 1 ? b : null
+  }
+
+  private blockAt(c: Cpu): Block {
+    const rip = c.rip
+    const hit = this.tlbExecPhys(c, rip)
+    const phys = hit >= 0 ? hit : c.translate(rip, 2, c.cpl === 3)
     let b = this.codeCache.lookup(phys, rip)
     // A block whose last instruction spills onto the next page is only good while that page maps the same frame.
     if (
@@ -299,10 +322,11 @@ export class Machine implements CpuHost {
         i = b.jit(c, ops, n)
       } else {
         if (c.execBreakpoints.length > 0) checkExecBreakpoint(c, b.ips[0])
+        const exits = b.exits
         for (; i < n; i++) {
           c.ci = i
           ops[i](c)
-          if (c.blockExit) {
+          if (c.blockExit || (exits !== null && exits[i] !== 0 && c.rip !== b.ips[i + 1])) {
             i++
             break
           }
@@ -316,7 +340,7 @@ export class Machine implements CpuHost {
       // The last op stopped part-way (a rep string op between chunks; it counts as one instruction so long reps still yield): run it again.
       c.repeatCurrent = false
       c.rip = b.ips[i - 1]
-    } else if (i < b.length || !b.lastBranch) c.rip = b.ips[i]
+    } else if (i > 0 && !setsRip(b, i - 1)) c.rip = b.ips[i]
     if (rf && i > 0) c.eflags &= ~RF
     if (c.pendingDataHits !== 0 || (stepping && i > 0)) {
       c.dr6 = (c.dr6 & ~0xf) | c.pendingDataHits | (stepping ? DR6_BS : 0)
@@ -331,7 +355,7 @@ export class Machine implements CpuHost {
       })
       return null
     }
-    return i === b.length ? b : null
+    return i === b.length || (i > 0 && setsRip(b, i - 1)) ? b : null
   }
 
   /**
@@ -343,6 +367,8 @@ export class Machine implements CpuHost {
    */
   private runCompiled(c: Cpu, b: Block, budget: number): Block | null {
     const timer = this.timer
+    const k = this.counters[c.id]
+    let charged = k.cycles
     for (;;) {
       let i: number
       c.ld = 0
@@ -353,8 +379,11 @@ export class Machine implements CpuHost {
       }
       c.instructions += i
       budget -= i
-      // A looping block returns whole iterations (RIP set by its branch) or stops inside one.
-      if (!this.leave(c, b, i > b.length ? i % b.length : i)) return null
+      const n = b.length
+      // Common case inline: the block (or a looping block's whole iterations, RIP set by its branch) ran through.
+      if (!c.repeatCurrent && (i === n || (i > n && i % n === 0))) {
+        if (!b.lastBranch) c.rip = b.ips[n]
+      } else if (!this.leave(c, b, i > n ? i % n : i)) return null
       if (
         c.blockExit ||
         b.endsEarly ||
@@ -362,16 +391,28 @@ export class Machine implements CpuHost {
         c.pendingInterrupts.length !== 0 ||
         (c.eflags & (TF | RF)) !== 0 ||
         c.debugTraps !== 0 ||
-        (timer !== null && this.cycles(c.id) >= this.nextTimer[c.id]) ||
         b.succEpoch !== c.mapEpoch
       ) {
         return b
       }
+      if (timer !== null && k.cycles !== charged) {
+        // The block charged cycles (a mode switch, a host call): the timer falls due sooner than budgeted.
+        charged = k.cycles
+        const due = Math.ceil((this.nextTimer[c.id] - charged) / this.costs.instruction) - c.instructions
+        if (due <= 0) return b
+        if (due < budget) budget = due
+      }
       const rip = c.rip
       let next = b.succ
       if (next === null || next.virt !== rip) next = b.succ2
-      if (next === null || next.virt !== rip || !next.valid || next.jit === null || next.length > budget)
-        return b
+      if (next === null || next.virt !== rip) {
+        // Neither chained successor (a return to another caller, an indirect jump): look it up without leaving.
+        next = this.cachedBlockAt(c, rip)
+        if (next === null) return b
+        b.succ2 = b.succ
+        b.succ = next
+      }
+      if (!next.valid || next.jit === null || next.length > budget) return b
       c.interruptShadow = false
       b = next
     }
@@ -385,7 +426,9 @@ export class Machine implements CpuHost {
       return false
     }
     if (within === 0) return true
-    if (within < b.length || !b.lastBranch) c.rip = b.ips[within]
+    // A branch inside the block that left it (a side exit) has set RIP already.
+    if (setsRip(b, within - 1)) return true
+    c.rip = b.ips[within]
     return within === b.length
   }
 
