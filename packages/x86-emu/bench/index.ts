@@ -7,32 +7,28 @@
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { measure, median, report, runBenchmarks } from '@probekit/bench'
+import { measure, report, runBenchmarks } from '@probekit/bench'
 import { tryDecode } from '../src/index.js'
-import { loadBare } from '../test/support/bare.js'
-import { patchGlobal32, readElf } from '../test/support/elf.js'
+import { readElf } from '../test/support/elf.js'
 import type { MemoryFigures } from './memory.js'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
-const workload = (name: string) => readFileSync(`${here}../native/workloads/${name}-bare`)
-/** intmix with enough iterations (~108 M guest instructions) that compilation is amortised as in a long run. */
-const intmix = patchGlobal32(workload('intmix'), 'iterations', 60)
-/** fpmix with ~34 M guest instructions. */
-const fpmix = patchGlobal32(workload('fpmix'), 'iterations', 60)
+const workloadPath = (name: string) => `${here}../native/workloads/${name}-bare`
+const workload = (name: string) => readFileSync(workloadPath(name))
 
-/** Median MIPS over full runs of a program (machine setup excluded from the timing; the first run warms up V8). */
-function mips(elf: Uint8Array, jitThreshold?: number, runs = 3): number {
-  const samples: number[] = []
-  for (let k = 0; k <= runs; k++) {
-    const { machine, out } = loadBare(elf)
-    if (jitThreshold !== undefined) machine.jitThreshold = jitThreshold
-    const t0 = performance.now()
-    const r = machine.run({ maxInstructions: 10_000_000_000 })
-    const ms = performance.now() - t0
-    if (out.exitCode === null) throw new Error(`workload did not exit: ${r.reason} ${r.detail}`)
-    if (k > 0) samples.push(machine.totalInstructions() / ms / 1000)
-  }
-  return median(samples)
+/**
+ * MIPS of a workload in a fresh process (bench/mips.ts). intmix runs 60 iterations
+ * (~108 M guest instructions, so compilation is amortised as in a long run), fpmix 60
+ * (~34 M); selfcheck as built.
+ */
+function mips(name: string, iterations = 0, jitThreshold: number | 'default' = 'default'): number {
+  const child = spawnSync(
+    process.execPath,
+    [...process.execArgv, `${here}mips.ts`, workloadPath(name), String(iterations), String(jitThreshold)],
+    { encoding: 'utf8' },
+  )
+  if (child.status !== 0) throw new Error(`${name}: ${child.stderr}`)
+  return JSON.parse(child.stdout) as number
 }
 
 /** Decoder throughput: a linear sweep over the workload's executable segment. */
@@ -69,18 +65,22 @@ const MiB = 1024 * 1024
 
 const results = await runBenchmarks([
   { name: 'decode: intmix text, linear sweep', unit: 'ns/insn', run: decodeNsPerInstruction },
-  { name: 'intmix (crc, sort, hash): block compiler', unit: 'MIPS', run: () => mips(intmix) },
+  { name: 'intmix (crc, sort, hash): block compiler', unit: 'MIPS', run: () => mips('intmix', 60) },
   {
     name: 'intmix (crc, sort, hash): interpreter only',
     unit: 'MIPS',
-    run: () => mips(intmix, Number.POSITIVE_INFINITY),
+    run: () => mips('intmix', 60, Number.POSITIVE_INFINITY),
   },
   {
     name: 'selfcheck (division, bit scans, rep strings)',
     unit: 'MIPS',
-    run: () => mips(workload('selfcheck')),
+    run: () => mips('selfcheck'),
   },
-  { name: 'fpmix (SSE2 -O3, vectorised doubles): block compiler', unit: 'MIPS', run: () => mips(fpmix) },
+  {
+    name: 'fpmix (SSE2 -O3, vectorised doubles): block compiler',
+    unit: 'MIPS',
+    run: () => mips('fpmix', 60),
+  },
   { name: 'intmix memory: guest pages touched', unit: 'MiB', run: () => intmixMemory().guestTouched / MiB },
   { name: 'intmix memory: host RSS growth', unit: 'MiB', run: () => intmixMemory().rss / MiB },
   { name: 'intmix memory: host V8 heap growth', unit: 'MiB', run: () => intmixMemory().heap / MiB },
