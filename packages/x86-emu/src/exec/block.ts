@@ -41,7 +41,7 @@ export interface Block {
   succ: Block | null
   succ2: Block | null
   succEpoch: number
-  /** The decoded instructions (kept for the block compiler and for tools). */
+  /** The decoded instructions, kept for the block compiler until it has compiled the block (then empty). */
   insns: Instruction[]
   /** The compiled form once the block is hot, else null. */
   jit: CompiledBlock | null

@@ -23,6 +23,9 @@ import { CodeCache } from './code-cache.js'
 import { type CostModel, CpuCounters, DEFAULT_COSTS } from './cost-model.js'
 import { deliver, describeTrap, eventFromFault, type TrapEvent, type TrapHandler } from './traps.js'
 
+/** What a compiled block keeps of its decoded instructions. */
+const NO_INSNS: never[] = []
+
 export interface MachineOptions {
   /** Bytes of physical memory (default 256 MiB). */
   memorySize?: number
@@ -316,6 +319,8 @@ export class Machine implements CpuHost {
     try {
       if (n === b.length && b.jit === null && ++b.hits >= this.jitThreshold && b.insns.length === b.length) {
         b.jit = compileBlock(b.insns)
+        // The decoded instructions were only kept for this: a hot block's own memory is its code.
+        b.insns = NO_INSNS
       }
       if (n === b.length && b.jit !== null) {
         c.ld = 0
