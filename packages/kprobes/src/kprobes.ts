@@ -971,7 +971,9 @@ export class Kprobes {
     instance: Kprobe | null = null,
     regs: PtRegs | null = null,
   ): number {
-    const outer = [this.handlerCpu, this.kprobeInstance, this.handlerRegs] as const
+    const outerCpu = this.handlerCpu
+    const outerInstance = this.kprobeInstance
+    const outerRegs = this.handlerRegs
     this.handlerCpu = cpu
     this.kprobeInstance = instance
     this.handlerRegs = regs
@@ -982,7 +984,9 @@ export class Kprobes {
       if (e instanceof HandlerFaulted) return 0
       throw e
     } finally {
-      ;[this.handlerCpu, this.kprobeInstance, this.handlerRegs] = outer
+      this.handlerCpu = outerCpu
+      this.kprobeInstance = outerInstance
+      this.handlerRegs = outerRegs
     }
   }
 
