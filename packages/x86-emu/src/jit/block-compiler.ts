@@ -12,7 +12,7 @@ import type { Cpu } from '../cpu/cpu.js'
 import { type Instruction, InstructionFlag } from '../decoder/instruction.js'
 import type { Op } from '../exec/op.js'
 import { type JitRuntime, runtime } from './runtime.js'
-import { template } from './templates.js'
+import { FLAGS, FlagUse, type Template, template } from './templates.js'
 
 export type CompiledBlock = (c: Cpu, ops: Op[], budget: number) => number
 
@@ -32,6 +32,41 @@ function isSelfLoop(insns: readonly Instruction[]): boolean {
 }
 
 /**
+ * Whether the arithmetic flags each instruction writes can be observed
+ * (flag liveness, computed backwards). Anything outside the block may read
+ * them, and so may a fault's handler (the flags of a faulting instruction's
+ * predecessors are part of the precise state it sees) and every closure, so
+ * flags are live at the block's end, at each exit, before each instruction
+ * that may fault and before each closure call. An instruction that
+ * overwrites all six without reading them makes them dead before it: the
+ * flag update of a writer followed by such an overwrite, with none of the
+ * above between, is left out.
+ */
+export function flagsLiveAfter(insns: readonly Instruction[], tpls: readonly (Template | null)[]): boolean[] {
+  const n = insns.length
+  const live = new Array<boolean>(n)
+  let l = true
+  for (let k = n - 1; k >= 0; k--) {
+    const tpl = tpls[k]
+    // A side exit after a branch inside the block (a direct jmp's is never taken: its target is the next instruction).
+    if (k < n - 1 && (insns[k].flags & BRANCHES) !== 0 && !isDirectJump(insns[k], tpl)) l = true
+    live[k] = l
+    if (tpl === null || tpl.mayFault || tpl.flagUse === FlagUse.Read) l = true
+    else if (tpl.flagUse === FlagUse.Write) l = false
+  }
+  return live
+}
+
+function isDirectJump(insn: Instruction, tpl: Template | null): boolean {
+  return (
+    tpl !== null &&
+    (insn.flags & (InstructionFlag.Jump | InstructionFlag.Relative)) ===
+      (InstructionFlag.Jump | InstructionFlag.Relative) &&
+    (insn.flags & InstructionFlag.Conditional) === 0
+  )
+}
+
+/**
  * Source of the block function for these instructions (exposed for tests and
  * debugging). It returns how many instructions completed. A self-loop runs
  * its iterations inside the function while RIP comes back to its start and
@@ -43,12 +78,15 @@ export function blockSource(insns: readonly Instruction[]): string {
   const n = insns.length
   const done = loop ? 'done+' : ''
   const lines = [loop ? 'const r=c.r;let t=0;let done=0;for(;;){' : 'const r=c.r;let t=0;']
+  const tpls = insns.map(template)
+  const live = flagsLiveAfter(insns, tpls)
   insns.forEach((insn, k) => {
-    const tpl = template(insn)
+    const tpl = tpls[k]
     if (tpl === null) lines.push(`c.ci=${k};ops[${k}](c);if(c.blockExit)return ${done}${k + 1};`)
     else {
+      const code = tpl.code.replace(FLAGS, live[k] ? (tpl.flags ?? '') : '')
       lines.push(
-        `${tpl.mayFault ? `c.ci=${k};` : ''}${tpl.code}${tpl.mayWrite ? `if(c.blockExit)return ${done}${k + 1};` : ''}`,
+        `${tpl.mayFault ? `c.ci=${k};` : ''}${code}${tpl.mayWrite ? `if(c.blockExit)return ${done}${k + 1};` : ''}`,
       )
     }
     // A branch the block continues after (see block.ts): anywhere else it goes leaves the block.
@@ -61,17 +99,36 @@ export function blockSource(insns: readonly Instruction[]): string {
   return lines.join('\n')
 }
 
+/**
+ * Block functions by source, shared by every machine in this JavaScript
+ * realm. The source is all a block function depends on (addresses and
+ * immediates are constants in it; the ops come in as an argument), so the
+ * same code at the same address, in another process, another machine or a
+ * later run, reuses the function V8 has already compiled and optimised
+ * instead of parsing it again and warming a fresh copy up from the
+ * interpreter. The strings are the functions' own sources, which V8 keeps
+ * anyway. Bounded: when full it starts again.
+ */
+const shared = new Map<string, CompiledBlock>()
+const SHARED_MAX = 1 << 14
+
 /** Compile a block, or null where code generation is unavailable (e.g. a CSP without unsafe-eval). */
 export function compileBlock(insns: readonly Instruction[]): CompiledBlock | null {
   if (!available) return null
+  const src = blockSource(insns)
+  const hit = shared.get(src)
+  if (hit !== undefined) return hit
   try {
-    const make = new Function('rt', `return function block(c, ops, budget) {\n${blockSource(insns)}\n}`) as (
+    const make = new Function('rt', `return function block(c, ops, budget) {\n${src}\n}`) as (
       rt: JitRuntime,
     ) => CompiledBlock
-    return make(runtime)
+    const fn = make(runtime)
+    if (shared.size >= SHARED_MAX) shared.clear()
+    shared.set(src, fn)
+    return fn
   } catch (e) {
     if (e instanceof SyntaxError)
-      throw new Error(`block compiler produced invalid code: ${e.message}\n${blockSource(insns)}`)
+      throw new Error(`block compiler produced invalid code: ${e.message}\n${src}`)
     available = false
     return null
   }

@@ -10,15 +10,36 @@ import { FK_ADC, FK_ADD, FK_DEC, FK_INC, FK_LOGIC, FK_SBB, FK_SUB, S32, S64 } fr
 import type { Instruction } from '../decoder/instruction.js'
 import { memOperand } from '../exec/operands.js'
 
+/** How an instruction uses the six arithmetic flags. */
+export enum FlagUse {
+  /** Neither reads nor writes them. */
+  None = 0,
+  /** Reads some (jcc, cmovcc, adc/sbb, inc/dec's CF). */
+  Read = 1,
+  /** Overwrites all six without reading any: the flag state after it does not depend on the one before. */
+  Write = 2,
+}
+
 export interface Template {
   code: string
   /** May raise a fault: the block function records the instruction index first. */
   mayFault: boolean
   /** May write memory (self-modifying code ends the block after it). */
   mayWrite: boolean
+  /** None when left out. */
+  flagUse?: FlagUse
+  /**
+   * The flag update of a FlagUse.Write instruction, run after code. The block
+   * compiler leaves it out where a later instruction overwrites the flags
+   * before anything can observe them (see block-compiler.ts).
+   */
+  flags?: string
 }
 
 const TWO_32 = 4294967296
+
+/** Where a template's flag update goes inside its code when it must share the operation's scope. */
+export const FLAGS = '/*FLAGS*/'
 
 function num(v: number): string {
   return Number.isInteger(v) ? String(v) : 'NaN'
@@ -63,11 +84,21 @@ function lazy64(fop: number): string {
 const reg = (insn: Instruction) => insn.reg
 const isLegacy = (insn: Instruction) => insn.encoding === 'legacy'
 
-/** ALU kinds the templates inline (adc/sbb need the carry: left to the closures). */
-function aluBody(kind: number, size: number, write: boolean, D: number): string | null {
+/**
+ * ALU kinds the templates inline, as statements in a block: the operation
+ * (a, b and for 64-bit ah, bh defined before it) and its lazy flag update.
+ * adc/sbb read CF, so their flag update is part of the operation.
+ */
+function aluBody(
+  kind: number,
+  size: number,
+  write: boolean,
+  D: number,
+): { op: string; flags: string; reads: boolean } | null {
+  let body: string
+  let lazy: string
+  const reads = kind === 2 || kind === 3
   if (size === 4) {
-    let body: string
-    let lazy: string
     switch (kind) {
       case 0:
         body = 'const v=(a+b)|0;'
@@ -101,10 +132,9 @@ function aluBody(kind: number, size: number, write: boolean, D: number): string 
       default:
         return null
     }
-    return `const a=r[${2 * D}];${body}${write ? `r[${2 * D}]=v;r[${2 * D + 1}]=0;` : ''}${lazy}`
+    const op = `const a=r[${2 * D}];${body}${write ? `r[${2 * D}]=v;r[${2 * D + 1}]=0;` : ''}`
+    return reads ? { op: op + lazy, flags: '', reads } : { op, flags: lazy, reads }
   }
-  let body: string
-  let lazy: string
   switch (kind) {
     case 0:
       body = `const s=(a>>>0)+(b>>>0),v=s|0,vh=(ah+bh+(s>4294967295?1:0))|0;`
@@ -138,7 +168,8 @@ function aluBody(kind: number, size: number, write: boolean, D: number): string 
     default:
       return null
   }
-  return `const a=r[${2 * D}],ah=r[${2 * D + 1}];${body}${write ? `r[${2 * D}]=v;r[${2 * D + 1}]=vh;` : ''}${lazy}`
+  const op = `const a=r[${2 * D}],ah=r[${2 * D + 1}];${body}${write ? `r[${2 * D}]=v;r[${2 * D + 1}]=vh;` : ''}`
+  return reads ? { op: op + lazy, flags: '', reads } : { op, flags: lazy, reads }
 }
 
 /** Source operand of a binary op: statements defining b (and bh for 64-bit). */
@@ -155,6 +186,30 @@ function srcFromRm(insn: Instruction, size: number): { code: string; mem: boolea
 function srcImm(insn: Instruction, size: number): string {
   const v = insn.immediate | 0
   return size === 8 ? `const b=${v},bh=${v < 0 ? -1 : 0};` : `const b=${v};`
+}
+
+/**
+ * An ALU template: the operation and its flag update share one block scope
+ * (the flag code reads a, b, v), so the flag code is emitted inside it: see
+ * withFlags in block-compiler.ts, which replaces the FLAGS marker.
+ */
+function aluTemplate(
+  src: string,
+  kind: number,
+  size: number,
+  write: boolean,
+  D: number,
+  mem: boolean,
+): Template | null {
+  const body = aluBody(kind, size, write, D)
+  if (body === null) return null
+  return {
+    code: `{${src}${body.op}${FLAGS}}`,
+    mayFault: mem,
+    mayWrite: false,
+    flagUse: body.reads ? FlagUse.Read : FlagUse.Write,
+    flags: body.flags,
+  }
 }
 
 function alu(insn: Instruction): Template | null {
@@ -185,26 +240,16 @@ function alu(insn: Instruction): Template | null {
     D = insn.rm
     src = { code: srcImm(insn, size), mem: false }
   } else if (o === 0x85) {
-    kind = 4
-    D = insn.reg
     src = srcFromRm(insn, size)
     if (src === null) return null
-    const body = aluBody(4, size, false, D)
-    return body === null ? null : { code: `{${src.code}${body}}`, mayFault: src.mem, mayWrite: false }
+    return aluTemplate(src.code, 4, size, false, insn.reg, src.mem)
   } else if (o === 0xf7 && (insn.reg & 7) === 0 && insn.mod === 3) {
-    const body = aluBody(4, size, false, insn.rm)
-    return body === null ? null : { code: `{${srcImm(insn, size)}${body}}`, mayFault: false, mayWrite: false }
+    return aluTemplate(srcImm(insn, size), 4, size, false, insn.rm, false)
   } else if (o === 0xa9) {
-    kind = 4
-    D = 0
-    const body = aluBody(4, size, false, 0)
-    return body === null ? null : { code: `{${srcImm(insn, size)}${body}}`, mayFault: false, mayWrite: false }
+    return aluTemplate(srcImm(insn, size), 4, size, false, 0, false)
   } else return null
   if (src === null) return null
-  // xor r, r (and sub r, r) with one register: the zeroing idiom.
-  const body = aluBody(kind, size, kind !== 7, D)
-  if (body === null) return null
-  return { code: `{${src.code}${body}}`, mayFault: src.mem, mayWrite: false }
+  return aluTemplate(src.code, kind, size, kind !== 7, D, src.mem)
 }
 
 function mov(insn: Instruction): Template | null {
@@ -339,6 +384,7 @@ function incDec(insn: Instruction): Template | null {
       code: `{c.fcf=rt.getCF(c)?1:0;const a=r[${D}],v=(a${dec ? '-' : '+'}1)|0;r[${D}]=v;r[${D + 1}]=0;${lazy32(fop, 'a', '1', 'v')}}`,
       mayFault: false,
       mayWrite: false,
+      flagUse: FlagUse.Read,
     }
   }
   if (size !== 8) return null
@@ -347,6 +393,7 @@ function incDec(insn: Instruction): Template | null {
     code: `{c.fcf=rt.getCF(c)?1:0;const a=r[${D}],ah=r[${D + 1}],b=1,bh=0;${body}r[${D}]=v;r[${D + 1}]=vh;${lazy64(fop)}}`,
     mayFault: false,
     mayWrite: false,
+    flagUse: FlagUse.Read,
   }
 }
 
@@ -382,9 +429,11 @@ function shiftImm(insn: Instruction): Template | null {
     else if (kind === 5) body = `const v=a>>>${n},cf=(a>>>${n - 1})&1,of=((v>>>31)^(v>>>30))&1;`
     else body = `const v=a>>${n},cf=(a>>${n - 1})&1,of=0;`
     return {
-      code: `{const a=r[${D}];${body}r[${D}]=v;r[${D + 1}]=0;c.eflags=(c.eflags&${~ARITH})|cf|rt.szp(v,${S32})|(of?2048:0);c.fop=0;}`,
+      code: `{const a=r[${D}];${body}r[${D}]=v;r[${D + 1}]=0;${FLAGS}}`,
       mayFault: false,
       mayWrite: false,
+      flagUse: FlagUse.Write,
+      flags: `c.eflags=(c.eflags&${~ARITH})|cf|rt.szp(v,${S32})|(of?2048:0);c.fop=0;`,
     }
   }
   if (kind === 4) {
@@ -404,9 +453,11 @@ function shiftImm(insn: Instruction): Template | null {
     body += 'const of=0;'
   }
   return {
-    code: `{const a=r[${D}],ah=r[${D + 1}];${body}r[${D}]=v;r[${D + 1}]=vh;c.eflags=(c.eflags&${~ARITH})|cf|rt.szp64(v,vh)|(of?2048:0);c.fop=0;}`,
+    code: `{const a=r[${D}],ah=r[${D + 1}];${body}r[${D}]=v;r[${D + 1}]=vh;${FLAGS}}`,
     mayFault: false,
     mayWrite: false,
+    flagUse: FlagUse.Write,
+    flags: `c.eflags=(c.eflags&${~ARITH})|cf|rt.szp64(v,vh)|(of?2048:0);c.fop=0;`,
   }
 }
 
@@ -421,6 +472,8 @@ function imul32(insn: Instruction): Template | null {
       code: `{${src.code}r[${R}]=rt.imul64(c,${x},b,bh);r[${R + 1}]=c.th;}`,
       mayFault: src.mem,
       mayWrite: false,
+      // imul64 records its operands for lazy flags (cheap): all six follow from them.
+      flagUse: FlagUse.Write,
     }
   }
   if (insn.operandSize !== 4) return null
@@ -429,9 +482,11 @@ function imul32(insn: Instruction): Template | null {
   const R = 2 * insn.reg
   const a = insn.map === 1 ? `r[${R}]` : `${insn.immediate | 0}`
   return {
-    code: `{${src.code}const x=${a},v=Math.imul(x,b),of=x*b!==v;r[${R}]=v;r[${R + 1}]=0;c.eflags=(c.eflags&${~ARITH})|rt.szp(v,${S32})|(of?2049:0);c.fop=0;}`,
+    code: `{${src.code}const x=${a},v=Math.imul(x,b);r[${R}]=v;r[${R + 1}]=0;${FLAGS}}`,
     mayFault: src.mem,
     mayWrite: false,
+    flagUse: FlagUse.Write,
+    flags: `c.eflags=(c.eflags&${~ARITH})|rt.szp(v,${S32})|(x*b!==v?2049:0);c.fop=0;`,
   }
 }
 
@@ -474,7 +529,12 @@ function branch(insn: Instruction): Template | null {
     (insn.map === 0 && insn.opcode >= 0x70 && insn.opcode <= 0x7f) ||
     (insn.map === 1 && insn.opcode >= 0x80 && insn.opcode <= 0x8f)
   ) {
-    return { code: `c.rip=${condExpr(insn.opcode & 15)}?${t}:${next};`, mayFault: false, mayWrite: false }
+    return {
+      code: `c.rip=${condExpr(insn.opcode & 15)}?${t}:${next};`,
+      mayFault: false,
+      mayWrite: false,
+      flagUse: FlagUse.Read,
+    }
   }
   if (insn.map === 0 && (insn.opcode === 0xe9 || insn.opcode === 0xeb))
     return { code: `c.rip=${t};`, mayFault: false, mayWrite: false }
@@ -499,7 +559,7 @@ function cmov(insn: Instruction): Template | null {
     size === 8
       ? `if(${cond}){r[${R}]=r[${S}];r[${R + 1}]=r[${S + 1}];}`
       : `if(${cond})r[${R}]=r[${S}];r[${R + 1}]=0;`
-  return { code, mayFault: false, mayWrite: false }
+  return { code, mayFault: false, mayWrite: false, flagUse: FlagUse.Read }
 }
 
 /** The inline template for an instruction, or null to call its closure. */

@@ -1,0 +1,105 @@
+// The block compiler: flag liveness (a flag update that a later instruction
+// overwrites unobserved is left out, and the flags are still exact wherever
+// they can be seen: a fault mid-block, the block's end), and block functions
+// shared by source across machines.
+
+import { describe, expect, it } from 'vitest'
+import { decode } from '../src/decoder/decode.js'
+import type { Instruction } from '../src/decoder/instruction.js'
+import { Vector } from '../src/index.js'
+import { blockSource, compileBlock } from '../src/jit/block-compiler.js'
+import { le32, Rig, USER_CODE } from './support/rig.js'
+
+function decodeAll(bytes: number[]): Instruction[] {
+  const buf = new Uint8Array(bytes)
+  const out: Instruction[] = []
+  for (let off = 0; off < buf.length; ) {
+    const insn = decode(buf, USER_CODE + off, off)
+    out.push(insn)
+    off += insn.length
+  }
+  return out
+}
+
+/** Lazy-flag updates (each sets Cpu.fop) in a block's source. */
+const flagUpdates = (src: string) => src.match(/c\.fop=(?!=)/g)?.length ?? 0
+
+const ADD_RAX_1 = [0x48, 0x83, 0xc0, 0x01]
+const SHR_RBX_3 = [0x48, 0xc1, 0xeb, 0x03]
+const XOR_RCX_RDX = [0x48, 0x31, 0xd1]
+const CMP_RAX_RBX = [0x48, 0x39, 0xd8]
+const LOAD_RSI = [0x48, 0x8b, 0x34, 0x25, ...le32(0x900000)] // mov rsi, [0x900000]
+const JNE_0 = [0x75, 0x00]
+
+describe('block compiler flag liveness', () => {
+  it('leaves out the updates of flags overwritten before any reader', () => {
+    // add, shr, xor and cmp all write every arithmetic flag; only cmp's reach the jne.
+    const src = blockSource(decodeAll([...ADD_RAX_1, ...SHR_RBX_3, ...XOR_RCX_RDX, ...CMP_RAX_RBX, ...JNE_0]))
+    expect(flagUpdates(src)).toBe(1)
+    expect(src).not.toContain('szp64')
+  })
+
+  it('keeps the update before an instruction that may fault', () => {
+    const src = blockSource(decodeAll([...ADD_RAX_1, ...LOAD_RSI, ...CMP_RAX_RBX, ...JNE_0]))
+    expect(flagUpdates(src)).toBe(2)
+  })
+
+  it('keeps the update at the end of the block', () => {
+    expect(flagUpdates(blockSource(decodeAll([...ADD_RAX_1, ...XOR_RCX_RDX])))).toBe(1)
+    expect(flagUpdates(blockSource(decodeAll([...XOR_RCX_RDX])))).toBe(1)
+  })
+
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])("a fault after a flag writer sees that writer's flags (%s)", (_mode, jitThreshold) => {
+    const r = new Rig({ jitThreshold })
+    // mov eax, -1; add eax, 1 (CF=1, ZF=1); load from an unmapped page; cmp (would clear CF and ZF); jne
+    r.load(USER_CODE, [0xb8, ...le32(-1), 0x83, 0xc0, 0x01, ...LOAD_RSI, ...CMP_RAX_RBX, ...JNE_0], {
+      user: true,
+    })
+    r.enterUser(0, USER_CODE)
+    r.cpu.setReg(3, 5n) // rbx
+    const events: number[] = []
+    r.machine.trapHandler = (_c, ev) => {
+      events.push(ev.vector)
+      return 'stop'
+    }
+    r.machine.run({ maxInstructions: 100 })
+    expect(events[0]).toBe(Vector.PF)
+    expect(r.cpu.rip).toBe(USER_CODE + 8)
+    expect(r.cpu.rflags & 0x41).toBe(0x41) // CF and ZF from the add
+  })
+})
+
+describe('block functions shared across machines', () => {
+  it('the same code at the same address gets the same function; other code or another address does not', () => {
+    const code = [...ADD_RAX_1, ...CMP_RAX_RBX, ...JNE_0]
+    const a = compileBlock(decodeAll(code))
+    expect(a).not.toBeNull()
+    expect(compileBlock(decodeAll(code))).toBe(a)
+    expect(compileBlock(decodeAll([...SHR_RBX_3, ...CMP_RAX_RBX, ...JNE_0]))).not.toBe(a)
+    // jne's target is a constant in the source: the same bytes elsewhere are another function.
+    const moved = decodeAll(code).map((i) =>
+      decode(new Uint8Array(code), i.address + 0x1000, i.address - USER_CODE),
+    )
+    expect(compileBlock(moved)).not.toBe(a)
+  })
+
+  it('two machines running one program in turn give the same results as the interpreter', () => {
+    // A loop summing 1..1000 into rax, then hlt: the second machine runs the first one's compiled loop.
+    const prog = [0x31, 0xc0, 0xb9, ...le32(1000), 0x48, 0x01, 0xc8, 0xff, 0xc9, 0x75, 0xf9, 0xf4]
+    const run = (jitThreshold: number) => {
+      const r = new Rig({ jitThreshold })
+      r.load(USER_CODE, prog, { user: true })
+      r.enterUser(0, USER_CODE)
+      r.machine.trapHandler = () => 'stop'
+      r.machine.run({ maxInstructions: 100_000 })
+      return r.cpu.getReg(0)
+    }
+    const expected = run(Number.POSITIVE_INFINITY)
+    expect(expected).toBe(500500n)
+    expect(run(0)).toBe(expected)
+    expect(run(0)).toBe(expected)
+  })
+})
