@@ -103,3 +103,32 @@ describe('block functions shared across machines', () => {
     expect(run(0)).toBe(expected)
   })
 })
+
+describe('compiling from guest memory', () => {
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])(
+    'a hot block whose last instruction spans two pages runs the bytes of both frames (%s)',
+    (_mode, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      // The loop body ends in `add rax, imm32` split 3 bytes / 3 bytes across the page boundary, then a loop back.
+      const end = USER_CODE + 0x1000
+      // Two frames that are not neighbours in physical memory.
+      r.mapZeroed(USER_CODE, 0x1000, { user: true })
+      r.mapZeroed(USER_CODE + 0x10000, 0x1000, { user: true })
+      r.mapZeroed(end, 0x1000, { user: true })
+      expect(r.phys(end)).not.toBe(r.phys(end - 1) + 1)
+      const body = [0x48, 0xff, 0xc1, 0x48, 0x05, ...le32(0x10203)] // inc rcx; add rax, 0x10203
+      const start = end - 6
+      r.load(start, body, { user: true })
+      // cmp rcx, 50; jne start; hlt
+      r.load(end + 3, [0x48, 0x83, 0xf9, 0x32, 0x75, (start - (end + 9)) & 0xff, 0xf4], { user: true })
+      r.enterUser(0, start)
+      r.machine.trapHandler = () => 'stop'
+      r.machine.run({ maxInstructions: 10_000 })
+      expect(r.cpu.getReg(1)).toBe(50n)
+      expect(r.cpu.getReg(0)).toBe(50n * 0x10203n)
+    },
+  )
+})

@@ -41,8 +41,6 @@ export interface Block {
   succ: Block | null
   succ2: Block | null
   succEpoch: number
-  /** The decoded instructions, kept for the block compiler until it has compiled the block (then empty). */
-  insns: Instruction[]
   /** The compiled form once the block is hot, else null. */
   jit: CompiledBlock | null
 }
@@ -84,7 +82,6 @@ export function buildBlock(c: Cpu, rip: number): Block {
   const mem = c.mem
   const pageStart = phys - (phys & 0xfff)
   const ops: Op[] = []
-  const insns: Instruction[] = []
   const ips: number[] = []
   const frames = [pageStart / 4096]
   let addr = rip
@@ -123,7 +120,6 @@ export function buildBlock(c: Cpu, rip: number): Block {
     }
     const compiled = compileInstruction(insn)
     ops.push(compiled.op)
-    insns.push(insn)
     ips.push(addr)
     addr += insn.length
     offset += insn.length
@@ -161,7 +157,6 @@ export function buildBlock(c: Cpu, rip: number): Block {
     succ: null,
     succ2: null,
     succEpoch: -1,
-    insns,
     jit: null,
   }
 }
@@ -169,4 +164,31 @@ export function buildBlock(c: Cpu, rip: number): Block {
 /** True when op k of the block sets RIP itself (a branch), so RIP after it is not simply ips[k+1]. */
 export function setsRip(b: Block, k: number): boolean {
   return k === b.length - 1 ? b.lastBranch : b.exits !== null && b.exits[k] !== 0
+}
+
+/**
+ * The instructions of block b decoded again from its frames in physical
+ * memory, for the block compiler; null when one does not decode (a block
+ * ending in #UD). Blocks do not keep their decoded instructions (about 1 KiB
+ * each, and most blocks never get hot): while b is valid its bytes are the
+ * ones it was built from, since a write to its frames invalidates it.
+ */
+export function decodeBlock(mem: Uint8Array, b: Block): Instruction[] | null {
+  const pageVirt = b.virt - (b.virt & 0xfff)
+  let page = mem.subarray(b.frames[0] * 4096, b.frames[0] * 4096 + 4096)
+  if (b.frames.length > 1) {
+    // The last instruction continues on the next frame.
+    const joined = new Uint8Array(4096 + 15)
+    joined.set(page)
+    joined.set(mem.subarray(b.frames[1] * 4096, b.frames[1] * 4096 + 15), 4096)
+    page = joined
+  }
+  const insns: Instruction[] = []
+  for (let k = 0; k < b.length; k++) {
+    const ip = b.ips[k]
+    const insn = tryDecode(page, ip, ip - pageVirt)
+    if (insn instanceof DecodeError) return null
+    insns.push(insn)
+  }
+  return insns
 }

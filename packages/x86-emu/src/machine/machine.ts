@@ -14,7 +14,7 @@ import { Cpu, type CpuHost, type Cpu as CpuType } from '../cpu/cpu.js'
 import { checkExecBreakpoint } from '../cpu/debug.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
 import { DR6_BS, IF, RF, TF } from '../cpu/registers.js'
-import { type Block, buildBlock, MAX_BLOCK_INSTRUCTIONS, setsRip } from '../exec/block.js'
+import { type Block, buildBlock, decodeBlock, MAX_BLOCK_INSTRUCTIONS, setsRip } from '../exec/block.js'
 import { compileBlock } from '../jit/block-compiler.js'
 import { FrameAllocator } from '../memory/frame-allocator.js'
 import { PhysicalMemory } from '../memory/physical-memory.js'
@@ -22,9 +22,6 @@ import { TLB_MASK } from '../memory/tlb.js'
 import { CodeCache } from './code-cache.js'
 import { type CostModel, CpuCounters, DEFAULT_COSTS } from './cost-model.js'
 import { deliver, describeTrap, eventFromFault, type TrapEvent, type TrapHandler } from './traps.js'
-
-/** What a compiled block keeps of its decoded instructions. */
-const NO_INSNS: never[] = []
 
 export interface MachineOptions {
   /** Bytes of physical memory (default 256 MiB). */
@@ -317,10 +314,11 @@ export class Machine implements CpuHost {
     const rf = (c.eflags & RF) !== 0
     let i = 0
     try {
-      if (n === b.length && b.jit === null && ++b.hits >= this.jitThreshold && b.insns.length === b.length) {
-        b.jit = compileBlock(b.insns)
-        // The decoded instructions were only kept for this: a hot block's own memory is its code.
-        b.insns = NO_INSNS
+      if (n === b.length && b.jit === null && ++b.hits >= this.jitThreshold) {
+        const insns = decodeBlock(this.memory.bytes, b)
+        if (insns !== null) b.jit = compileBlock(insns)
+        // A block that cannot be compiled is not tried again.
+        else b.hits = Number.NEGATIVE_INFINITY
       }
       if (n === b.length && b.jit !== null) {
         c.ld = 0
