@@ -7,7 +7,7 @@ import { imagePhys, type Kernel } from '@probekit/kernel'
 import { type Instruction, InstructionFlag, tryDecode } from '@probekit/x86-emu'
 import { EILSEQ, EINVAL } from './errno.js'
 import type { ArchSpecificInsn, KprobeCtlblk, PtRegs, RegisteredKprobe } from './kprobe.js'
-import { MAX_INSN_SIZE } from './kprobe.js'
+import { MAX_INSN_SIZE, ResumeFixup } from './kprobe.js'
 
 export const BREAKPOINT_INSTRUCTION = 0xcc
 export const X86_EFLAGS_TF = 0x100
@@ -109,9 +109,49 @@ export function archCopyKprobe(
       addr + insn.length - (slot + insn.length + JMP32_INSN_SIZE),
       true,
     )
-    return { insn: slot, length: insn.length, copy: boosted, ifModifier: isIfModifier(insn), boostable: 1 }
+    return {
+      insn: slot,
+      length: insn.length,
+      copy: boosted,
+      ifModifier: isIfModifier(insn),
+      boostable: 1,
+      fixup: resumeFixup(insn),
+    }
   }
-  return { insn: slot, length: insn.length, copy, ifModifier: isIfModifier(insn), boostable: -1 }
+  return {
+    insn: slot,
+    length: insn.length,
+    copy,
+    ifModifier: isIfModifier(insn),
+    boostable: -1,
+    fixup: resumeFixup(insn),
+  }
+}
+
+/** Which of resume_execution's fix-ups the stepped copy of insn needs. */
+function resumeFixup(insn: Instruction): ResumeFixup {
+  if (insn.map !== 0) return ResumeFixup.Relocate
+  switch (insn.opcode) {
+    case 0x9c:
+      return ResumeFixup.Pushf
+    case 0xc2:
+    case 0xc3:
+    case 0xca:
+    case 0xcb:
+    case 0xcf:
+    case 0xea:
+      return ResumeFixup.Absolute
+    case 0xe8:
+      return ResumeFixup.CallRelative
+    case 0xff: {
+      const reg = insn.reg & 7
+      if (reg === 2 || reg === 3) return ResumeFixup.CallIndirect
+      if (reg === 4 || reg === 5) return ResumeFixup.Absolute
+      return ResumeFixup.Relocate
+    }
+    default:
+      return ResumeFixup.Relocate
+  }
 }
 
 const JMP32_INSN_SIZE = 5
@@ -256,42 +296,24 @@ export function resumeExecution(kernel: Kernel, p: RegisteredKprobe, regs: PtReg
   const origIp = p.addr
   const tos = regs.get('sp')
   regs.set('flags', regs.get('flags') & ~X86_EFLAGS_TF)
-  const insn = tryDecode(p.ainsn.copy, copyIp)
-  let relocateIp = true
-  if (!(insn instanceof Error) && insn.map === 0) {
-    switch (insn.opcode) {
-      case 0x9c: {
-        // pushf copied our TF (and cleared IF) into the stack image: give it the interrupted context's.
-        const v = read64(kernel, tos)
-        write64(kernel, tos, (v & ~(X86_EFLAGS_TF | X86_EFLAGS_IF)) | kcb.kprobe_old_flags)
-        break
-      }
-      case 0xc2:
-      case 0xc3:
-      case 0xca:
-      case 0xcb:
-      case 0xcf:
-      case 0xea:
-        // ret/lret/iret/jmp far: ip was loaded from the stack or operand, already right.
-        relocateIp = false
-        break
-      case 0xe8:
-        // call rel32 pushed an address inside the slot: point it after the original call.
-        write64(kernel, tos, origIp + (read64(kernel, tos) - copyIp))
-        break
-      case 0xff: {
-        const reg = insn.reg & 7
-        if (reg === 2 || reg === 3) {
-          // Indirect call: fix the return address; ip is the absolute target.
-          write64(kernel, tos, origIp + (read64(kernel, tos) - copyIp))
-          relocateIp = false
-        } else if (reg === 4 || reg === 5) {
-          // Indirect jmp near/far: ip is the absolute target.
-          relocateIp = false
-        }
-        break
-      }
+  switch (p.ainsn.fixup) {
+    case ResumeFixup.Pushf: {
+      // pushf copied our TF (and cleared IF) into the stack image: give it the interrupted context's.
+      const v = read64(kernel, tos)
+      write64(kernel, tos, (v & ~(X86_EFLAGS_TF | X86_EFLAGS_IF)) | kcb.kprobe_old_flags)
+      break
     }
+    case ResumeFixup.Absolute:
+      // ret/lret/iret/jmp far or indirect: ip was loaded from the stack or operand, already right.
+      return
+    case ResumeFixup.CallRelative:
+      // call rel32 pushed an address inside the slot: point it after the original call.
+      write64(kernel, tos, origIp + (read64(kernel, tos) - copyIp))
+      break
+    case ResumeFixup.CallIndirect:
+      // Indirect call: fix the return address; ip is the absolute target.
+      write64(kernel, tos, origIp + (read64(kernel, tos) - copyIp))
+      return
   }
-  if (relocateIp) regs.set('ip', regs.get('ip') + (origIp - copyIp))
+  regs.set('ip', regs.get('ip') + (origIp - copyIp))
 }

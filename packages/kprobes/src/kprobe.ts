@@ -39,6 +39,22 @@ export interface ArchSpecificInsn {
   ifModifier: boolean
   /** 0 = not decided, 1 = boostable, -1 = never (kept for the boost extension; not used yet). */
   boostable: number
+  /** What resume_execution must fix after the copy was stepped, decided when the copy was made. */
+  fixup: ResumeFixup
+}
+
+/** resume_execution's cases (arch/x86/kernel/kprobes/core.c), per probed instruction. */
+export enum ResumeFixup {
+  /** ip moves from the slot back to the original. */
+  Relocate = 0,
+  /** pushf: the pushed flags get the interrupted context's TF and IF. */
+  Pushf = 1,
+  /** ret, lret, iret, jmp far, indirect jmp: ip is already the real target. */
+  Absolute = 2,
+  /** call rel32: the pushed return address moves to after the original call, ip relocates. */
+  CallRelative = 3,
+  /** Indirect call: the pushed return address moves, ip is already the target. */
+  CallIndirect = 4,
 }
 
 /**

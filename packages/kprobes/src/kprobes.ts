@@ -38,6 +38,7 @@ import {
   MAX_INSN_SIZE,
   type PtRegs,
   type RegisteredKprobe,
+  ResumeFixup,
 } from './kprobe.js'
 import { KRETPROBE_MAX_DATA_SIZE, type Kretprobe, type KretprobeInstance } from './kretprobe.js'
 
@@ -109,7 +110,14 @@ export class Kprobes {
       flags: 0,
       nmissed: 0,
       opcode: 0,
-      ainsn: { insn: 0, length: 0, copy: new Uint8Array(0), ifModifier: false, boostable: -1 },
+      ainsn: {
+        insn: 0,
+        length: 0,
+        copy: new Uint8Array(0),
+        ifModifier: false,
+        boostable: -1,
+        fixup: ResumeFixup.Relocate,
+      },
     }
     this.populateBlacklist()
     kernel.registerDieNotifier(

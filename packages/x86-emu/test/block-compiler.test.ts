@@ -132,3 +132,52 @@ describe('compiling from guest memory', () => {
     },
   )
 })
+
+describe('stack pushes and pops keep RSP in halves', () => {
+  const modes = [
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ] as const
+
+  it.each(modes)('across a 4 GiB boundary, down and back up (%s)', (_mode, jitThreshold) => {
+    const r = new Rig({ jitThreshold })
+    r.mapZeroed(0xfffff000, 0x2000, { user: true, writable: true })
+    // push rax; push rbx; pop rcx; pop rdx; then a fault (hlt at CPL 3) stops the run.
+    r.load(USER_CODE, [0x50, 0x53, 0x59, 0x5a, 0xf4], { user: true })
+    r.enterUser(0, USER_CODE, 0x1_0000_0008)
+    r.cpu.setReg(0, 0x1122334455667788n)
+    r.cpu.setReg(3, 0x99aabbccddeeff00n)
+    r.machine.trapHandler = () => 'stop'
+    r.machine.run({ maxInstructions: 100 })
+    expect(r.readQword(0x1_0000_0000)).toBe(0x1122334455667788n)
+    expect(r.readQword(0xffff_fff8)).toBe(0x99aabbccddeeff00n)
+    expect(r.cpu.getReg(1)).toBe(0x99aabbccddeeff00n)
+    expect(r.cpu.getReg(2)).toBe(0x1122334455667788n)
+    expect(r.cpu.getReg(4)).toBe(0x1_0000_0008n)
+  })
+
+  it.each(modes)(
+    'a push or pop at a non-canonical RSP raises #SS and changes nothing (%s)',
+    (_mode, jitThreshold) => {
+      for (const [code, rsp] of [
+        [[0x50], 0x8000_0000_0008n], // push: RSP - 8 = 2^47, not canonical
+        [[0x58], 0x8000_0000_0000n], // pop from 2^47
+        [[0x58], 0xffff_7fff_ffff_fff8n], // pop just below the canonical upper half
+      ] as const) {
+        const r = new Rig({ jitThreshold })
+        r.load(USER_CODE, code, { user: true })
+        r.enterUser(0, USER_CODE)
+        r.cpu.setReg(4, rsp)
+        const events: number[] = []
+        r.machine.trapHandler = (_c, ev) => {
+          events.push(ev.vector)
+          return 'stop'
+        }
+        r.machine.run({ maxInstructions: 10 })
+        expect(events[0]).toBe(Vector.SS)
+        expect(r.cpu.getReg(4)).toBe(rsp)
+        expect(r.cpu.rip).toBe(USER_CODE)
+      }
+    },
+  )
+})

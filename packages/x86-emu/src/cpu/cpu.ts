@@ -410,6 +410,25 @@ export class Cpu {
     return lo
   }
 
+  /**
+   * read64 at the address whose halves are alo (low 32 bits) and ahi (high,
+   * signed). The stack paths keep RSP in halves: a 64-bit address as one
+   * number is a double, which V8 boxes when it crosses a call that is not
+   * inlined.
+   */
+  read64h(alo: number, ahi: number): number {
+    const vpn = ahi * 1048576 + (alo >>> 12)
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
+    const t = this.tlb
+    const off = alo & 0xfff
+    if (t.vpn[i] === vpn && (t.bits[i] & this.rBit) !== 0 && off <= 4088) {
+      const p = t.phys[i] + off
+      this.th = this.view.getInt32(p + 4, true)
+      return this.view.getInt32(p, true)
+    }
+    return this.read64(ahi * TWO_32 + (alo >>> 0))
+  }
+
   /** A 64-bit value read as a linear number (pointers: return addresses, gate offsets). */
   readLinear(addr: number): number {
     const lo = this.read64(addr)
@@ -543,6 +562,21 @@ export class Cpu {
       this.view.setInt32(p, lo, true)
       this.view.setInt32(p + 4, hi, true)
     } else this.writeBytesSplit(addr, 8, lo, hi)
+  }
+
+  /** write64 at the address in halves (see read64h). */
+  write64h(alo: number, ahi: number, lo: number, hi: number): void {
+    const vpn = ahi * 1048576 + (alo >>> 12)
+    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
+    const t = this.tlb
+    const off = alo & 0xfff
+    if (t.vpn[i] === vpn && (t.bits[i] & this.wBit) !== 0 && off <= 4088) {
+      const p = t.phys[i] + off
+      this.view.setInt32(p, lo, true)
+      this.view.setInt32(p + 4, hi, true)
+      return
+    }
+    this.write64(ahi * TWO_32 + (alo >>> 0), lo, hi)
   }
 
   /** Check that a write of `size` bytes would succeed (for instructions that must not fault half-way). */

@@ -19,18 +19,35 @@ export function setRsp(c: Cpu, sp: number): void {
   c.r[9] = Math.floor(sp / TWO_32) | 0
 }
 
-/** Push a 64-bit value (the write happens before RSP moves, so a fault changes nothing). */
+/** #SS for a stack address whose high half (signed) is not canonical: bits 63..47 must all be equal. */
+function checkStackHigh(hi: number): void {
+  if (hi >> 15 !== hi >> 31) throw new CpuFault(Vector.SS, 0, 0, 'non-canonical stack address')
+}
+
+/**
+ * Push a 64-bit value (the write happens before RSP moves, so a fault
+ * changes nothing). RSP stays in its two halves throughout: see Cpu.read64h.
+ */
 export function push64(c: Cpu, lo: number, hi: number): void {
-  const sp = checkStackAddress(wrap64(getRsp(c) - 8))
-  c.write64(sp, lo, hi)
-  setRsp(c, sp)
+  const r = c.r
+  const slo = r[8]
+  const shi = slo >>> 0 < 8 ? (r[9] - 1) | 0 : r[9]
+  const nlo = (slo - 8) | 0
+  checkStackHigh(shi)
+  c.write64h(nlo, shi, lo, hi)
+  r[8] = nlo
+  r[9] = shi
 }
 
 /** Pop a 64-bit value: returns the low half, high half in c.th. */
 export function pop64(c: Cpu): number {
-  const sp = checkStackAddress(getRsp(c))
-  const lo = c.read64(sp)
-  setRsp(c, wrap64(sp + 8))
+  const r = c.r
+  const slo = r[8]
+  const shi = r[9]
+  checkStackHigh(shi)
+  const lo = c.read64h(slo, shi)
+  r[8] = (slo + 8) | 0
+  r[9] = slo >>> 0 >= 0xfffffff8 ? (shi + 1) | 0 : shi
   return lo
 }
 
