@@ -100,19 +100,16 @@ export function compileIret(insn: Instruction): Op {
   }
 }
 
-/** CC int3, CD int n, F1 int1. */
+/** CC int3, CD int n, F1 int1. The fault objects are immutable: made once per instruction, not per execution (int3 is every kprobe hit). */
 export function compileInt(insn: Instruction): Op {
-  if (insn.opcode === 0xcc)
-    return () => {
-      throw new SoftwareInterrupt(Vector.BP, insn.length)
-    }
-  if (insn.opcode === 0xf1)
-    return () => {
-      throw new CpuFault(Vector.DB, 0, 0, 'int1', true)
-    }
-  const vector = insn.immediate & 0xff
+  const fault =
+    insn.opcode === 0xcc
+      ? new SoftwareInterrupt(Vector.BP, insn.length)
+      : insn.opcode === 0xf1
+        ? new CpuFault(Vector.DB, 0, 0, 'int1', true)
+        : new SoftwareInterrupt(insn.immediate & 0xff, insn.length)
   return () => {
-    throw new SoftwareInterrupt(vector, insn.length)
+    throw fault
   }
 }
 

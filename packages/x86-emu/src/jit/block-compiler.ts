@@ -119,7 +119,8 @@ export function compileBlock(insns: readonly Instruction[]): CompiledBlock | nul
   const hit = shared.get(src)
   if (hit !== undefined) return hit
   try {
-    const make = new Function('rt', `return function block(c, ops, budget) {\n${src}\n}`) as (
+    // Strict: a sloppy function's call converts its receiver, a cost on every block entry.
+    const make = new Function('rt', `'use strict';return function block(c, ops, budget) {\n${src}\n}`) as (
       rt: JitRuntime,
     ) => CompiledBlock
     const fn = make(runtime)

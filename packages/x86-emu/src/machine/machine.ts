@@ -317,8 +317,8 @@ export class Machine implements CpuHost {
       if (n === b.length && b.jit === null && ++b.hits >= this.jitThreshold) {
         const insns = decodeBlock(this.memory.bytes, b)
         if (insns !== null) b.jit = compileBlock(insns)
-        // A block that cannot be compiled is not tried again.
-        else b.hits = Number.NEGATIVE_INFINITY
+        // A block that cannot be compiled is not tried again (a small integer: Block.hits stays a Smi field).
+        else b.hits = -0x3fffffff
       }
       if (n === b.length && b.jit !== null) {
         c.ld = 0
