@@ -1,0 +1,98 @@
+// One kind of probe's overhead, measured in a process of its own (run by
+// index.ts as `overhead.ts <kind>`; prints JSON): a fresh process per kind
+// keeps one kind's V8 state (call sites made polymorphic, code optimised for
+// another probe layout) out of the next kind's figure.
+
+import { fileURLToPath } from 'node:url'
+import { median } from '@probekit/bench'
+import type { Kernel } from '@probekit/kernel'
+import { Kprobes } from '../src/index.js'
+import { bootKernel } from '../test/support/kernel.js'
+import { getpidLoop } from './programs.js'
+
+export const FUNCTION = 'do_syscall_64' // entered once per getpid
+const ITERATIONS = 20_000
+const SAMPLES = 5
+const program = getpidLoop(ITERATIONS)
+
+export type Kind = 'none' | 'k' | 'j' | 'r' | 'kr' | 'jr' | 'b' | 'rb'
+
+/** Attach probes of this kind; returns a hit counter (hits of the probe, each kind counted once per entry). */
+function attach(k: Kernel, kind: Kind): () => number {
+  // b and rb are the boosted kprobe and kretprobe; the others run with boosting off, as the seeds' table.
+  const boosted = kind === 'b' || kind === 'rb'
+  const kp = new Kprobes(k, { boost: boosted })
+  if (kind === 'b') kind = 'k'
+  if (kind === 'rb') kind = 'r'
+
+  let hits = 0
+  const count = () => {
+    hits++
+    return 0
+  }
+  if (kind.includes('k') && kp.register_kprobe({ symbol_name: FUNCTION, pre_handler: count }) !== 0)
+    throw new Error('register_kprobe failed')
+  if (
+    kind.includes('j') &&
+    kp.register_jprobe({ kp: { symbol_name: FUNCTION }, entry: () => void count() }) !== 0
+  )
+    throw new Error('register_jprobe failed')
+  if (kind.includes('r') && kp.register_kretprobe({ kp: { symbol_name: FUNCTION }, handler: count }) !== 0)
+    throw new Error('register_kretprobe failed')
+  // kr and jr: one "hit" is the pair (entry + return), as in kprobes.txt.
+  return () => (kind.length === 2 ? hits / 2 : hits)
+}
+
+interface Sample {
+  ms: number
+  cycles: number
+  hits: number
+}
+
+function runOnce(kind: Kind): Sample {
+  const k = bootKernel(1, [program])
+  const hits = kind === 'none' ? () => ITERATIONS + 2 : attach(k, kind)
+  const c0 = k.machine.cycles(0)
+  const t0 = performance.now()
+  const r = k.run()
+  const ms = performance.now() - t0
+  if (r.exit?.status !== 0) throw new Error(`program did not exit cleanly: ${r.result.detail}`)
+  return { ms, cycles: k.machine.cycles(0) - c0, hits: hits() }
+}
+
+/**
+ * Two warm-up pairs, then SAMPLES pairs of an unprobed run followed by a
+ * probed one; medians over the pairs. V8 keeps optimising the emulator and
+ * sharing block functions across runs, so later runs are faster: pairing
+ * keeps that drift out of the difference.
+ */
+export interface Overhead {
+  /** Unprobed run, per loop iteration: host ns and guest cycles. */
+  noneNs: number
+  noneCycles: number
+  /** Per hit of the probe: host ns and guest cycles. */
+  hitNs: number
+  hitCycles: number
+}
+
+function measure(kind: Kind): Overhead {
+  for (let w = 0; w < 2; w++) {
+    runOnce('none')
+    runOnce(kind)
+  }
+  const pairs = Array.from({ length: SAMPLES }, () => {
+    const none = runOnce('none')
+    return { none, kind: runOnce(kind) }
+  })
+  const med = (f: (p: { none: Sample; kind: Sample }) => number) => median(pairs.map(f))
+  return {
+    noneNs: med((p) => (p.none.ms * 1e6) / (ITERATIONS + 2)),
+    noneCycles: med((p) => p.none.cycles / (ITERATIONS + 2)),
+    hitNs: med((p) => ((p.kind.ms - p.none.ms) * 1e6) / p.kind.hits),
+    hitCycles: med((p) => (p.kind.cycles - p.none.cycles) / p.kind.hits),
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.stdout.write(`${JSON.stringify(measure(process.argv[2] as Kind))}\n`)
+}
