@@ -226,6 +226,7 @@ function randomMxcsr(r: Rng): number {
   if (r.bool(0.2)) m |= 0x40 // DAZ
   if (r.bool(0.2)) m |= 0x8000 // FTZ
   if (r.bool(0.15)) m |= r.int(64) // sticky flags already set
+  if (r.bool(0.3)) m |= 0x20 // PE alone already set: arithmetic's fast path (sse-ieee.ts finishD)
   return m
 }
 

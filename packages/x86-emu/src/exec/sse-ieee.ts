@@ -69,6 +69,13 @@ let daz = false
 let ftz = false
 /** MXCSR.UM clear: underflow is signalled on tininess alone (and FTZ does not apply). */
 let ueUnmasked = false
+/**
+ * Round to nearest with PE already set and masked: whether a result is
+ * inexact cannot change anything, so a normal, finite result of finite
+ * operands is the JS result as it is (see finishD). Programs set PE with
+ * their first inexact operation and keep it, so this is the common case.
+ */
+let inexactMoot = false
 
 /** Start a floating-point instruction: latch MXCSR's controls. */
 export function fpBegin(mxcsr: number): void {
@@ -77,6 +84,7 @@ export function fpBegin(mxcsr: number): void {
   daz = (mxcsr & DAZ) !== 0
   ftz = (mxcsr & FTZ) !== 0
   ueUnmasked = (mxcsr & (UE << 7)) === 0
+  inexactMoot = rc === RN && (mxcsr & PE) !== 0 && (mxcsr & (PE << 7)) !== 0
 }
 
 /** The flags the instruction raised (the caller ORs them into MXCSR). */
@@ -365,6 +373,19 @@ export function laneD(op: number, ai: number, bi: number, ri: number): void {
 
 function finishD(op: number, a: number, b: number, denormal: boolean, ri: number): void {
   let r = compute(op, a, b)
+  // Fast path: no NaN, infinity, division by zero, denormal operand or tiny
+  // result, rounding to nearest and PE moot: no flag to raise, r is the result.
+  if (
+    inexactMoot &&
+    !denormal &&
+    Math.abs(r) > MIN_NORMAL_D &&
+    Math.abs(r) <= MAX_D &&
+    Math.abs(a) <= MAX_D &&
+    Math.abs(b) <= MAX_D
+  ) {
+    F64[ri >> 1] = r
+    return
+  }
   if (Number.isNaN(r)) {
     fx |= IE
     I32[ri] = 0
@@ -577,6 +598,14 @@ export function laneF(op: number, ai: number, bi: number, ri: number): void {
 
 function finishF(op: number, a: number, b: number, denormal: boolean, ri: number): void {
   const rd = compute(op, a, b)
+  if (inexactMoot && !denormal && Math.abs(a) <= MAX_D && Math.abs(b) <= MAX_D) {
+    // As finishD's fast path, on the single grid (fround of the double result is the correctly rounded single).
+    const rf = Math.fround(rd)
+    if (Math.abs(rf) > MIN_NORMAL_F && Math.abs(rf) <= MAX_F) {
+      F32[ri] = rf
+      return
+    }
+  }
   if (Number.isNaN(rd)) {
     fx |= IE
     I32[ri] = INDEFINITE_F
