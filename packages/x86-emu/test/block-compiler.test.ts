@@ -181,3 +181,27 @@ describe('stack pushes and pops keep RSP in halves', () => {
     },
   )
 })
+
+describe('blocks at the end of a page', () => {
+  it.each([
+    ['interpreter', Number.POSITIVE_INFINITY],
+    ['block compiler', 0],
+  ])(
+    'a taken conditional branch whose fall-through starts the next page goes to its target (%s)',
+    (_mode, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      r.mapZeroed(USER_CODE, 0x2000, { user: true })
+      // Ending exactly at the page end: mov ecx, 5; dec ecx; jne +0x20 (6-byte form, fall-through = next page).
+      const end = USER_CODE + 0x1000
+      const jne = [0x0f, 0x85, ...le32(0x20)]
+      r.load(end - 13, [0xb9, ...le32(5), 0xff, 0xc9, ...jne], { user: true })
+      // Fall-through: mov eax, 1; then a fault (hlt at CPL 3). Target: mov eax, 2; same.
+      r.load(end, [0xb8, ...le32(1), 0xf4], { user: true })
+      r.load(end + 0x20, [0xb8, ...le32(2), 0xf4], { user: true })
+      r.enterUser(0, end - 13)
+      r.machine.trapHandler = () => 'stop'
+      r.machine.run({ maxInstructions: 100 })
+      expect(r.cpu.getReg(0)).toBe(2n)
+    },
+  )
+})

@@ -61,8 +61,9 @@ function continuation(insn: Instruction, start: number, ips: readonly number[]):
   const next = insn.address + insn.length
   const page = start - (start & 0xfff)
   if ((f & InstructionFlag.Conditional) !== 0) {
-    // A forward conditional branch: continue on the fall-through path (a backward one is a loop edge: end there).
-    return t > insn.address ? next : null
+    // A forward conditional branch: continue on the fall-through path (a backward one is a loop edge: end
+    // there), unless that is on the next page: then the branch ends the block, so RIP is what it set.
+    return t > insn.address && next < page + 4096 ? next : null
   }
   if ((f & (InstructionFlag.Jump | InstructionFlag.Call)) === 0) return null
   if (t < page || t >= page + 4096 || ips.includes(t)) return null
