@@ -106,19 +106,33 @@ export function loadExecutable(
     shared: false,
   })
 
-  // Strings at the top of the stack, then the pointer tables below them.
-  let sp = STACK_TOP
+  // The stack as Linux builds it (fs/exec.c, binfmt_elf.c create_elf_tables), from the top down:
+  // an 8-byte NULL word, the file name (AT_EXECFN), the environment strings and the argument
+  // strings (each copied last to first, so in memory they ascend: argv[0] lowest, the last
+  // environment string just below the file name), then, 16-byte aligned, the platform string
+  // and the 16 AT_RANDOM bytes, then the pointer tables. Programs rely on the order: glibc's
+  // GLIBC_TUNABLES parser reads one byte past the end of the last string it parses, which is
+  // the file name or, after it, the NULL word.
+  let sp = STACK_TOP - 8
+  mm.write(sp, new Uint8Array(8))
   const pushBytes = (b: Uint8Array): number => {
     sp -= b.length
     mm.write(sp, b)
     return sp
   }
   const pushString = (s: string) => pushBytes(utf8Encode(`${s}\0`))
-  const random = pushBytes(args.random ?? Uint8Array.from({ length: 16 }, (_, i) => (i * 37 + 11) & 0xff))
-  const platform = pushString('x86_64')
+  /** copy_strings: the last string first, so the first one ends up lowest. */
+  const pushStrings = (list: readonly string[]): number[] => {
+    const at = new Array<number>(list.length)
+    for (let i = list.length - 1; i >= 0; i--) at[i] = pushString(list[i])
+    return at
+  }
   const execfn = pushString(args.filename)
-  const envPtrs = args.envp.map(pushString)
-  const argPtrs = args.argv.map(pushString)
+  const envPtrs = pushStrings(args.envp)
+  const argPtrs = pushStrings(args.argv)
+  sp -= sp % 16 // arch_align_stack, without the randomisation
+  const platform = pushString('x86_64')
+  const random = pushBytes(args.random ?? Uint8Array.from({ length: 16 }, (_, i) => (i * 37 + 11) & 0xff))
   const auxv: [number, number][] = [
     [AT_PHDR, phdrAddr],
     [AT_PHENT, 56],

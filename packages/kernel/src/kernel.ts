@@ -579,10 +579,14 @@ export class Kernel {
     task.mm.release()
     for (let i = this.futexWaiters.length - 1; i >= 0; i--)
       if (this.futexWaiters[i].task === task) this.futexWaiters.splice(i, 1)
-    // Orphans go to init.
+    // Orphans go to init (init's own are left as they are: it is the last to go); those that asked
+    // (PR_SET_PDEATHSIG) get their signal (forget_original_parent).
+    const heir = task === this.init ? null : this.init
     for (const child of task.children) {
-      child.parent = this.init
-      if (this.init && child !== this.init) this.init.children.push(child)
+      child.parent = heir
+      if (heir && child !== heir) heir.children.push(child)
+      if (child.pdeathSignal !== 0 && child.state !== 'zombie')
+        this.sendSignal(c, child, { signo: child.pdeathSignal, code: 0, pid: task.tgid })
     }
     task.children = []
     if (!task.isThreadGroupLeader) this.reap(task)

@@ -31,6 +31,8 @@ export class Mm {
   /** Next address to try for mmap without a hint (grows down like Linux's top-down layout). */
   mmapBase = 0x7f0000000000
   users = 1
+  /** MMF_DUMPABLE (prctl PR_SET_DUMPABLE): 1 for a fresh mm, inherited by fork. */
+  dumpable = 1
 
   constructor(
     readonly memory: PhysicalMemory,
@@ -183,6 +185,7 @@ export class Mm {
     child.brkStart = this.brkStart
     child.brk = this.brk
     child.mmapBase = this.mmapBase
+    child.dumpable = this.dumpable
     this.space.forEachMapping((va, m) => {
       const vma = this.findVma(va)
       const shared = vma?.shared === true

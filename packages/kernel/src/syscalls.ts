@@ -22,6 +22,7 @@ import type { Kernel, PtRegsFrame } from './kernel.js'
 import { sysMadvise } from './madvise.js'
 import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
 import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './permissions.js'
+import { sysPrctl } from './prctl.js'
 import { forkTask, futex, wait4, waitid } from './process.js'
 import { sysGetpgid, sysGetpgrp, sysGetsid, sysSetpgid, sysSetsid } from './process-groups.js'
 import { sysGetrlimit, sysPrlimit64, sysSetrlimit } from './rlimits.js'
@@ -31,6 +32,7 @@ import { sysSchedGetaffinity } from './sched-affinity.js'
 import { bit, NSIG, restoreRtFrame, SIGKILL, SIGSEGV, SIGSTOP, sanitizeMask } from './signals.js'
 import { sysConnect, sysGetpeername, sysGetsockname, sysSocket } from './socket.js'
 import { sysFstatfs, sysStatfs } from './statfs.js'
+import { SYSCALL_NAMES_64 } from './syscall-names.js'
 import { sysSysinfo } from './sysinfo.js'
 import type { Task } from './task.js'
 import {
@@ -63,43 +65,8 @@ function def(nr: number, name: string, fn: SyscallFn): void {
   names.set(nr, name)
 }
 
-/** Names for reports of unimplemented calls. */
-const KNOWN_NAMES: Record<number, string> = {
-  7: 'poll',
-  23: 'select',
-  25: 'mremap',
-  27: 'mincore',
-  29: 'shmget',
-  41: 'socket',
-  42: 'connect',
-  56: 'clone',
-  57: 'fork',
-  58: 'vfork',
-  59: 'execve',
-  60: 'exit',
-  97: 'getrlimit',
-  99: 'sysinfo',
-  137: 'statfs',
-  157: 'prctl',
-  203: 'sched_setaffinity',
-  204: 'sched_getaffinity',
-  231: 'exit_group',
-  232: 'epoll_wait',
-  233: 'epoll_ctl',
-  257: 'openat',
-  270: 'pselect6',
-  271: 'ppoll',
-  281: 'epoll_pwait',
-  290: 'eventfd2',
-  291: 'epoll_create1',
-  332: 'statx',
-  334: 'rseq',
-  435: 'clone3',
-  439: 'faccessat2',
-}
-
 export function syscallName(nr: number): string {
-  return names.get(nr) ?? KNOWN_NAMES[nr] ?? `syscall_${nr}`
+  return names.get(nr) ?? SYSCALL_NAMES_64[nr] ?? `syscall_${nr}`
 }
 
 const AT_FDCWD = -100
@@ -642,6 +609,7 @@ def(274, 'get_robust_list', sysGetRobustList)
 def(334, 'rseq', sysRseq)
 def(204, 'sched_getaffinity', sysSchedGetaffinity)
 def(99, 'sysinfo', sysSysinfo)
+def(157, 'prctl', sysPrctl)
 def(13, 'rt_sigaction', ({ task }, sig, act, oldact, sigsetsize) => {
   if (sig < 1 || sig > NSIG || sigsetsize !== 8) return -EINVAL
   const a = task.sighand.actions[sig]
@@ -792,6 +760,12 @@ def(228, 'clock_gettime', (ctx, clock, tp) => {
   v.setBigInt64(8, BigInt(ns % 1e9), true)
   copyToUser(ctx.task.mm, tp, b)
   return 0
+})
+/** time(tloc): glibc calls it when there is no vDSO (there is none here). */
+def(201, 'time', (ctx, tloc) => {
+  const sec = CLOCK_EPOCH_SECONDS + Math.floor(nowNs(ctx) / 1e9)
+  if (tloc) writeUserU64(ctx.task.mm, tloc, sec)
+  return sec
 })
 def(96, 'gettimeofday', (ctx, tv) => {
   if (!tv) return 0

@@ -74,6 +74,8 @@ export class Task {
   robustList = 0
   /** rseq registration (null: none). */
   rseq: RseqRegistration | null = null
+  /** prctl PR_SET_PDEATHSIG: sent to this task when its parent exits (0: none; not inherited by fork). */
+  pdeathSignal = 0
   /** Per-syscall state kept across a restart (a sleep's deadline, a futex wake-up). */
   restart: { nr: number; deadline?: number; woken?: boolean } | null = null
 

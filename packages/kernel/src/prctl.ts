@@ -1,0 +1,60 @@
+// prctl(option, arg2, ...) (kernel/sys.c): the options programs call at
+// startup. PR_SET_NAME/PR_GET_NAME read and set comm (busybox reads it to
+// find its applet; probe fetchargs' $comm show the new name);
+// PR_SET_PDEATHSIG/PR_GET_PDEATHSIG keep the signal exitTask sends a child
+// when its parent dies; PR_GET_DUMPABLE/PR_SET_DUMPABLE the dumpable flag.
+// Any other option is -EINVAL, as Linux answers an option it does not know.
+
+import { EINVAL } from './errno.js'
+import { NSIG } from './signals.js'
+import type { SyscallContext } from './syscalls.js'
+import { copyFromUser, copyToUser, writeUserU32 } from './user-memory.js'
+import { utf8Decode, utf8Encode } from './utf8.js'
+
+const PR_SET_PDEATHSIG = 1
+const PR_GET_PDEATHSIG = 2
+const PR_GET_DUMPABLE = 3
+const PR_SET_DUMPABLE = 4
+const PR_SET_NAME = 15
+const PR_GET_NAME = 16
+
+/** TASK_COMM_LEN: comm is at most 15 bytes and a NUL. */
+const TASK_COMM_LEN = 16
+
+export function sysPrctl({ kernel, task }: SyscallContext, option: number, arg2: number): number {
+  switch (option) {
+    case PR_SET_NAME: {
+      // strncpy_from_user of at most 15 bytes: a name without a NUL in them is cut there.
+      const bytes: number[] = []
+      for (let k = 0; k < TASK_COMM_LEN - 1; k++) {
+        const b = copyFromUser(task.mm, arg2 + k, 1)[0]
+        if (b === 0) break
+        bytes.push(b)
+      }
+      task.comm = utf8Decode(Uint8Array.from(bytes))
+      kernel.updateGuestComm(task)
+      return 0
+    }
+    case PR_GET_NAME: {
+      const out = new Uint8Array(TASK_COMM_LEN)
+      out.set(utf8Encode(task.comm).subarray(0, TASK_COMM_LEN - 1))
+      copyToUser(task.mm, arg2, out)
+      return 0
+    }
+    case PR_SET_PDEATHSIG:
+      if (arg2 < 0 || arg2 > NSIG) return -EINVAL
+      task.pdeathSignal = arg2
+      return 0
+    case PR_GET_PDEATHSIG:
+      writeUserU32(task.mm, arg2, task.pdeathSignal)
+      return 0
+    case PR_GET_DUMPABLE:
+      return task.mm.dumpable
+    case PR_SET_DUMPABLE:
+      if (arg2 !== 0 && arg2 !== 1) return -EINVAL
+      task.mm.dumpable = arg2
+      return 0
+    default:
+      return -EINVAL
+  }
+}
