@@ -54,7 +54,7 @@ import {
 } from './abi.js'
 import { makeDevFd } from './dev-fd.js'
 import { ElfError } from './elf.js'
-import { EBADF, EFAULT, ENOENT, ENOEXEC, ENOSYS } from './errno.js'
+import { EBADF, EFAULT, ENOENT, ENOEXEC, ENOSYS, EPIPE } from './errno.js'
 import { loadExecutable } from './exec-loader.js'
 import { FdTable, O_RDWR, OpenFile } from './files.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
@@ -80,6 +80,7 @@ import {
   SIGCHLD,
   SIGCONT,
   SIGKILL,
+  SIGPIPE,
   SIGSEGV,
   SIGSTOP,
   SIGTSTP,
@@ -278,6 +279,16 @@ export class Kernel {
     )
     makeDevFd(dev, () => this.serving?.files)
     this.vfs.mkdirp('/tmp')
+    // The user and group databases a fresh Debian system starts with (root only, and nogroup/nobody):
+    // programs look their names up (tar headers, ls -l, id, whoami). Files, so a program may replace them.
+    this.vfs.writeFile(
+      '/etc/passwd',
+      utf8Encode(
+        'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
+      ),
+      0o644,
+    )
+    this.vfs.writeFile('/etc/group', utf8Encode('root:x:0:\nnogroup:x:65534:\n'), 0o644)
   }
 
   /** The task whose system call the host is serving now ("current" for /dev/fd). */
@@ -497,6 +508,8 @@ export class Kernel {
       const f = task.files.get(arg(c, 0))
       if (!f) return ret(c, -EBADF)
       const r = f.write(this.readKernel(arg(c, 1), arg(c, 2)))
+      // pipe_write: nobody reads, so the writer gets SIGPIPE as well as -EPIPE.
+      if (r === -EPIPE) this.sendSignal(c, task, { signo: SIGPIPE, code: 0, pid: task.tgid })
       ret(c, typeof r === 'number' ? r : this.park(c, task, r.ready))
     })
     m.registerHypercall(HC_FILE_READ, (c) => {

@@ -6,7 +6,7 @@
 import type { Cpu } from '@probekit/x86-emu'
 import { sysGetrusage, sysTimes } from './cputime.js'
 import { sysGetgroups, sysGetresid } from './credentials.js'
-import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, ESRCH } from './errno.js'
+import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, EPIPE, ESRCH } from './errno.js'
 import {
   O_ACCMODE,
   O_APPEND,
@@ -14,7 +14,9 @@ import {
   O_CREAT,
   O_DIRECTORY,
   O_EXCL,
+  O_RDONLY,
   O_TRUNC,
+  O_WRONLY,
   OpenFile,
   type WouldBlock,
 } from './files.js'
@@ -29,7 +31,7 @@ import { sysGetrlimit, sysPrlimit64, sysSetrlimit } from './rlimits.js'
 import { sysGetRobustList, sysSetRobustList } from './robust-futex.js'
 import { sysRseq } from './rseq.js'
 import { sysSchedGetaffinity } from './sched-affinity.js'
-import { bit, NSIG, restoreRtFrame, SIGKILL, SIGSEGV, SIGSTOP, sanitizeMask } from './signals.js'
+import { bit, NSIG, restoreRtFrame, SIGKILL, SIGPIPE, SIGSEGV, SIGSTOP, sanitizeMask } from './signals.js'
 import { sysConnect, sysGetpeername, sysGetsockname, sysSocket } from './socket.js'
 import { sysFstatfs, sysStatfs } from './statfs.js'
 import { SYSCALL_NAMES_64 } from './syscall-names.js'
@@ -71,8 +73,9 @@ export function syscallName(nr: number): string {
 
 const AT_FDCWD = -100
 
+/** A descriptor argument is a C int: the register's upper half is not part of it (mov $-100, %edi leaves it zero). */
 function fileOf(t: Task, fd: number): OpenFile | number {
-  return t.files.get(fd) ?? -EBADF
+  return t.files.get(fd | 0) ?? -EBADF
 }
 
 // ---------------------------------------------------------------- files
@@ -101,9 +104,15 @@ def(0, 'read', (ctx, fd, buf, count) => {
   const f = fileOf(ctx.task, fd)
   return typeof f === 'number' ? f : readInto(ctx, f, buf, count)
 })
+/** A write to a pipe nobody reads: -EPIPE, and SIGPIPE for the writer (pipe_write's send_sig). */
+function written(ctx: SyscallContext, r: SyscallResult): SyscallResult {
+  if (r === -EPIPE) ctx.kernel.sendSignal(ctx.cpu, ctx.task, { signo: SIGPIPE, code: 0, pid: ctx.task.tgid })
+  return r
+}
+
 def(1, 'write', (ctx, fd, buf, count) => {
   const f = fileOf(ctx.task, fd)
-  return typeof f === 'number' ? f : f.write(copyFromUser(ctx.task.mm, buf, count))
+  return typeof f === 'number' ? f : written(ctx, f.write(copyFromUser(ctx.task.mm, buf, count)))
 })
 def(17, 'pread64', (ctx, fd, buf, count, pos) => {
   const f = fileOf(ctx.task, fd)
@@ -151,7 +160,36 @@ def(20, 'writev', (ctx, fd, iov, cnt) => {
     all.set(p, o)
     o += p.length
   }
-  return f.write(all)
+  return written(ctx, f.write(all))
+})
+
+/**
+ * sendfile(out_fd, in_fd, offset, count): copy from a seekable file to any
+ * writable one. With an offset pointer the copy starts there and the
+ * pointer moves, not in_fd's position; without, in_fd's position moves.
+ * Only what out_fd took counts (a pipe may take part, or block).
+ */
+def(40, 'sendfile', (ctx, outFd, inFd, offsetPtr, count) => {
+  const out = fileOf(ctx.task, outFd)
+  if (typeof out === 'number') return out
+  const inp = fileOf(ctx.task, inFd)
+  if (typeof inp === 'number') return inp
+  if ((inp.flags & O_ACCMODE) === O_WRONLY || (out.flags & O_ACCMODE) === O_RDONLY) return -EBADF
+  // in_fd must be a file that can be read at an offset; out_fd must not be in append mode.
+  if (!inp.inode.seekable || (out.flags & O_APPEND) !== 0) return -EINVAL
+  const mm = ctx.task.mm
+  const saved = inp.pos
+  const start = offsetPtr ? readUserU64(mm, offsetPtr) : inp.pos
+  inp.pos = start
+  const data = inp.read(Math.min(count, 0x7ffff000))
+  inp.pos = saved
+  if (!(data instanceof Uint8Array)) return data
+  if (data.length === 0) return 0
+  const n = written(ctx, out.write(data))
+  if (typeof n !== 'number' || n < 0) return n
+  if (offsetPtr) writeUserU64(mm, offsetPtr, start + n)
+  else inp.pos = start + n
+  return n
 })
 
 const TCGETS = 0x5401
@@ -182,8 +220,9 @@ def(16, 'ioctl', ({ task }, fd, request, arg) => {
 
 /** The directory a *at() call starts from: the cwd for AT_FDCWD (or an absolute path), else an open directory. */
 function dirAt(ctx: SyscallContext, dirfd: number, path: string): Directory | number {
-  if (path.startsWith('/') || dirfd === AT_FDCWD) return ctx.task.cwd
-  const f = ctx.task.files.get(dirfd)
+  // dirfd is an int (see fileOf): AT_FDCWD often arrives as 0x00000000ffffff9c.
+  if (path.startsWith('/') || (dirfd | 0) === AT_FDCWD) return ctx.task.cwd
+  const f = ctx.task.files.get(dirfd | 0)
   if (!f) return -EBADF
   return f.inode instanceof Directory ? f.inode : -ENOTDIR
 }

@@ -1,8 +1,10 @@
 // Debian's busybox-static (a real-world glibc binary we did not build, a
 // hundred programs in one) runs its applets under the kernel exactly as it
 // runs them natively: text tools (sort, uniq, sed, grep, awk, cut, tr, od),
-// checksums, arithmetic and formatting (expr, printf, seq, date), directory
-// listing, errors, and its own shell running pipelines of applets. Each
+// checksums, archives and compression (tar, gzip, bzip2), arithmetic and
+// formatting (expr, printf, seq, date, bc, dc), user names, directory
+// listing, errors, and its own shell running pipelines of applets (a writer
+// whose reader has gone dies of SIGPIPE). Each
 // command line runs natively and emulated with the same stdin, environment
 // and input files (test/busybox/, visible at the same path through a
 // read-only host mount); stdout, stderr and the exit status must be
@@ -81,6 +83,38 @@ const cases: Case[] = [
       '-c',
       `/bin/busybox sort ${F('fruits.txt')} | /bin/busybox uniq -c | /bin/busybox sort -rn | /bin/busybox head -n 1`,
     ],
+  },
+  {
+    name: 'sh: a writer killed by SIGPIPE when its reader has gone',
+    argv: ['sh', '-c', '/bin/busybox seq 1 100000 | /bin/busybox sort -rn | /bin/busybox head -n 2'],
+  },
+  {
+    name: 'tar: an archive piped to a listing and an extraction (sendfile)',
+    argv: [
+      'sh',
+      '-c',
+      `/bin/busybox tar -c -C ${inputs} fruits.txt stock.csv | /bin/busybox tar -t; /bin/busybox tar -c -C ${inputs} stock.csv | /bin/busybox tar -x -O`,
+    ],
+  },
+  {
+    name: 'gzip and gunzip, bzip2',
+    argv: [
+      'sh',
+      '-c',
+      `/bin/busybox gzip -9 -c ${F('stock.csv')} | /bin/busybox md5sum; /bin/busybox bzip2 -c ${F('fruits.txt')} | /bin/busybox bunzip2 -c`,
+    ],
+  },
+  {
+    name: 'bc and dc',
+    argv: ['sh', '-c', "echo '3^40; scale=20; 4*a(1)' | /bin/busybox bc -l; /bin/busybox dc -e '2 64 ^ p'"],
+  },
+  {
+    name: 'awk arithmetic functions',
+    argv: ['awk', 'BEGIN { printf "%.6f %.6f %.6f %.6f %e\n", sin(1), exp(2), log(10), sqrt(2), 12345.678 }'],
+  },
+  {
+    name: 'id and whoami (/etc/passwd, /etc/group)',
+    argv: ['sh', '-c', '/bin/busybox id; /bin/busybox whoami'],
   },
   {
     name: 'sh: loops, arithmetic, command substitution',
