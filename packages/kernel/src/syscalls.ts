@@ -24,6 +24,7 @@ import type { Kernel, PtRegsFrame } from './kernel.js'
 import { sysMadvise } from './madvise.js'
 import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
 import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './permissions.js'
+import { sysPoll, sysPpoll } from './poll.js'
 import { sysPrctl } from './prctl.js'
 import { forkTask, futex, wait4, waitid } from './process.js'
 import { sysGetpgid, sysGetpgrp, sysGetsid, sysSetpgid, sysSetsid } from './process-groups.js'
@@ -46,7 +47,7 @@ import {
   writeUserU64,
 } from './user-memory.js'
 import { utf8Encode } from './utf8.js'
-import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT, Symlink } from './vfs.js'
+import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT, S_IFREG, Symlink } from './vfs.js'
 
 export interface SyscallContext {
   kernel: Kernel
@@ -241,6 +242,20 @@ function parentAt(
   return typeof dir === 'number' ? dir : ctx.kernel.vfs.parentOf(path, dir)
 }
 
+/**
+ * Where a new name goes (filename_create): the parent and the last
+ * component. A path whose last component is not a name ("/", ".", "..")
+ * names something that exists: -EEXIST, as mkdir -p relies on.
+ */
+function createAt(
+  ctx: SyscallContext,
+  dirfd: number,
+  path: string,
+): { dir: Directory; name: string } | number {
+  const r = parentAt(ctx, dirfd, path)
+  return r === -EINVAL ? -EEXIST : r
+}
+
 function openPath(ctx: SyscallContext, path: string, flags: number, mode: number, dirfd = AT_FDCWD): number {
   const { task } = ctx
   let node: Inode | number = lookupAt(ctx, dirfd, path)
@@ -291,7 +306,10 @@ function statBuf(node: Inode): Uint8Array {
   v.setUint32(24, node.mode, true)
   u64(48, node.size())
   u64(56, 4096)
-  u64(64, Math.ceil(node.size() / 512))
+  // st_blocks as tmpfs counts them: whole pages of a regular file's data, in 512-byte units; 0 for the rest.
+  u64(64, (node.mode & S_IFMT) === S_IFREG ? Math.ceil(node.size() / 4096) * 8 : 0)
+  // st_atime, st_mtime, st_ctime: the one time the inode keeps, in seconds (set by utimensat).
+  for (const o of [72, 88, 104]) u64(o, node.mtime)
   return b
 }
 
@@ -419,7 +437,7 @@ function pathArg(ctx: SyscallContext, addr: number): string | number {
 def(83, 'mkdir', (ctx, path, mode) => {
   const p = pathArg(ctx, path)
   if (typeof p === 'number') return p
-  const parent = parentAt(ctx, AT_FDCWD, p)
+  const parent = createAt(ctx, AT_FDCWD, p)
   return typeof parent === 'number'
     ? parent
     : ctx.kernel.vfs.mkdir(parent.dir, parent.name, mode & ~ctx.task.umask)
@@ -464,7 +482,7 @@ def(86, 'link', (ctx, from, to) => {
   const node = lookupAt(ctx, AT_FDCWD, a, true)
   if (typeof node === 'number') return node
   if (node instanceof Directory) return -EPERM
-  const pb = parentAt(ctx, AT_FDCWD, b)
+  const pb = createAt(ctx, AT_FDCWD, b)
   if (typeof pb === 'number') return pb
   if (pb.dir.children.has(pb.name)) return -EEXIST
   pb.dir.children.set(pb.name, node)
@@ -476,7 +494,7 @@ def(88, 'symlink', (ctx, target, linkpath) => {
   const l = pathArg(ctx, linkpath)
   if (typeof t === 'number') return t
   if (typeof l === 'number') return l
-  const pl = parentAt(ctx, AT_FDCWD, l)
+  const pl = createAt(ctx, AT_FDCWD, l)
   if (typeof pl === 'number') return pl
   if (pl.dir.children.has(pl.name)) return -EEXIST
   pl.dir.children.set(pl.name, new Symlink(t))
@@ -649,6 +667,8 @@ def(334, 'rseq', sysRseq)
 def(204, 'sched_getaffinity', sysSchedGetaffinity)
 def(99, 'sysinfo', sysSysinfo)
 def(157, 'prctl', sysPrctl)
+def(7, 'poll', sysPoll)
+def(271, 'ppoll', sysPpoll)
 def(13, 'rt_sigaction', ({ task }, sig, act, oldact, sigsetsize) => {
   if (sig < 1 || sig > NSIG || sigsetsize !== 8) return -EINVAL
   const a = task.sighand.actions[sig]
@@ -800,6 +820,38 @@ def(228, 'clock_gettime', (ctx, clock, tp) => {
   copyToUser(ctx.task.mm, tp, b)
   return 0
 })
+const UTIME_NOW = (1 << 30) - 1
+const UTIME_OMIT = (1 << 30) - 2
+/**
+ * utimensat(dirfd, path, times, flags), and futimens (path NULL: dirfd
+ * itself). Inodes keep one time, the modification time in whole seconds;
+ * times NULL or UTIME_NOW is the virtual clock's now.
+ */
+def(280, 'utimensat', (ctx, dirfd, path, times, flags) => {
+  let node: Inode | number
+  if (path === 0) {
+    const f = fileOf(ctx.task, dirfd)
+    node = typeof f === 'number' ? f : f.inode
+  } else {
+    const p = pathArg(ctx, path)
+    if (typeof p === 'number') return p
+    node = lookupAt(ctx, dirfd, p, (flags & 0x100) !== 0) // AT_SYMLINK_NOFOLLOW
+  }
+  if (typeof node === 'number') return node
+  let sec = CLOCK_EPOCH_SECONDS + Math.floor(nowNs(ctx) / 1e9)
+  if (times) {
+    const nsec = readUserU64(ctx.task.mm, times + 24)
+    if (nsec === UTIME_OMIT) return 0
+    if (nsec !== UTIME_NOW) {
+      if (nsec >= 1e9) return -EINVAL
+      sec = readUserU64(ctx.task.mm, times + 16)
+    }
+  }
+  if (node.readOnly) return -30 // EROFS
+  node.mtime = sec
+  return 0
+})
+
 /** time(tloc): glibc calls it when there is no vDSO (there is none here). */
 def(201, 'time', (ctx, tloc) => {
   const sec = CLOCK_EPOCH_SECONDS + Math.floor(nowNs(ctx) / 1e9)

@@ -31,6 +31,8 @@ export interface Inode {
   readonly readOnly?: boolean
   /** Device ioctl (TCGETS on the console). */
   ioctl?(request: number): number
+  /** Ready events (POLLIN, POLLOUT, POLLERR, POLLHUP) for poll; without it, always readable and writable. */
+  poll?(f: OpenFile): number
   nlink: number
   mtime: number
 }
@@ -213,6 +215,12 @@ export class PipeEnd implements Inode {
       return { wouldBlock: true, ready: () => p.buffer.length > 0 || p.writers === 0 }
     }
     return Uint8Array.from(p.buffer.splice(0, count))
+  }
+  /** pipe_poll: data or no writer left (HUP) for a reader; room, or no reader left (ERR), for a writer. */
+  poll(): number {
+    const p = this.pipe
+    if (!this.isWriter) return (p.buffer.length > 0 ? 0x1 : 0) | (p.writers === 0 ? 0x10 : 0)
+    return (p.buffer.length < p.capacity ? 0x4 : 0) | (p.readers === 0 ? 0x8 : 0)
   }
   write(_f: OpenFile, data: Uint8Array): number | WouldBlock {
     const p = this.pipe

@@ -12,7 +12,9 @@
 // x86-64 Linux host; otherwise the tests are reported as skipped.
 
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { nodeHostDirectory } from './support/host-directory.js'
@@ -34,6 +36,8 @@ interface Case {
   name: string
   argv: string[]
   stdin?: string
+  /** Gets a fresh writable directory in $W (natively a temp dir, emulated /tmp). */
+  work?: boolean
 }
 
 const cases: Case[] = [
@@ -86,7 +90,11 @@ const cases: Case[] = [
   },
   {
     name: 'sh: a writer killed by SIGPIPE when its reader has gone',
-    argv: ['sh', '-c', '/bin/busybox seq 1 100000 | /bin/busybox sort -rn | /bin/busybox head -n 2'],
+    argv: [
+      'sh',
+      '-c',
+      '(/bin/busybox yes; echo "yes: $?" >&2) | /bin/busybox head -n 2; (/bin/busybox seq 1 100000000; echo "seq: $?" >&2) | /bin/busybox head -n 1',
+    ],
   },
   {
     name: 'tar: an archive piped to a listing and an extraction (sendfile)',
@@ -117,6 +125,32 @@ const cases: Case[] = [
     argv: ['sh', '-c', '/bin/busybox id; /bin/busybox whoami'],
   },
   {
+    name: 'files in a writable directory',
+    work: true,
+    argv: [
+      'sh',
+      '-c',
+      'cd "$W" && b=/bin/busybox && $b mkdir -p a/b/c && $b touch a/b/c/f && echo hi > x && $b cp x y && $b mv y z && $b ln -s z l && $b readlink l && $b chmod 600 z && $b stat -c "%a %s %F %n" z && $b du -s z && $b find . | $b sort && $b rm -r a x && $b ls && $b mkdir / . ; echo $?',
+    ],
+  },
+  {
+    name: 'touch -d and date -r (utimensat)',
+    work: true,
+    argv: [
+      'sh',
+      '-c',
+      'cd "$W" && /bin/busybox touch -d "2001-02-03 04:05:06" f && /bin/busybox date -u -r f "+%F %T"',
+    ],
+  },
+  {
+    name: 'sh: read from a pipe (poll)',
+    argv: [
+      'sh',
+      '-c',
+      'echo "a b c" | { read x y z; echo $z $y $x; }; printf "l1\\nl2\\n" | while read l; do echo "<$l>"; done; read -t 1 v < /dev/null; echo rc=$?',
+    ],
+  },
+  {
     name: 'sh: loops, arithmetic, command substitution',
     argv: [
       'sh',
@@ -127,20 +161,22 @@ const cases: Case[] = [
 ]
 
 function native(c: Case) {
+  const work = c.work ? mkdtempSync(join(tmpdir(), 'probekit-busybox-')) : null
   const r = spawnSync(BUSYBOX, c.argv, {
     cwd: '/',
-    env,
+    env: work ? { ...env, W: work } : env,
     encoding: 'utf8',
     input: c.stdin ?? '',
     stdio: ['pipe', 'pipe', 'pipe'],
   })
+  if (work) rmSync(work, { recursive: true, force: true })
   return { stdout: r.stdout, stderr: r.stderr, status: r.status }
 }
 
 function emulated(c: Case) {
   const r = runGuest(new Uint8Array(readFileSync(BUSYBOX)), [BUSYBOX, ...c.argv], {
     path: BUSYBOX,
-    env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    env: Object.entries(c.work ? { ...env, W: '/tmp' } : env).map(([k, v]) => `${k}=${v}`),
     stdin: new TextEncoder().encode(c.stdin ?? ''),
     memorySize: 256 * 1024 * 1024,
     maxInstructions: 2_000_000_000,

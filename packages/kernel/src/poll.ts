@@ -1,0 +1,78 @@
+// poll and ppoll (fs/select.c): which descriptors are ready, waiting until
+// one is or the timeout passes on the virtual clock. Readiness comes from
+// the inode's poll() where it has one (pipes); everything else is always
+// ready for reading and writing, as regular files are on Linux. ppoll's
+// signal mask is not applied while waiting (a signal still interrupts the
+// wait with EINTR).
+
+import type { SyscallContext, SyscallResult } from './syscalls.js'
+import type { Task } from './task.js'
+import { copyFromUser, copyToUser, readUserU64 } from './user-memory.js'
+
+export const POLLIN = 0x1
+export const POLLOUT = 0x4
+export const POLLERR = 0x8
+export const POLLHUP = 0x10
+const POLLNVAL = 0x20
+/** POLLRDNORM and POLLWRNORM: the same as POLLIN and POLLOUT for these files. */
+const POLLRDNORM = 0x40
+const POLLWRNORM = 0x100
+
+/** The events of one descriptor that hold now (POLLERR, POLLHUP and POLLNVAL whether asked for or not). */
+function revents(task: Task, fd: number, events: number): number {
+  if (fd < 0) return 0
+  const f = task.files.get(fd)
+  if (!f) return POLLNVAL
+  let mask = f.inode.poll ? f.inode.poll(f) : POLLIN | POLLOUT
+  if (mask & POLLIN) mask |= POLLRDNORM
+  if (mask & POLLOUT) mask |= POLLWRNORM
+  return mask & (events | POLLERR | POLLHUP | POLLNVAL)
+}
+
+/** timeoutNs < 0: wait for ever. */
+function doPoll(
+  ctx: SyscallContext,
+  nr: number,
+  fds: number,
+  nfds: number,
+  timeoutNs: number,
+): SyscallResult {
+  const { kernel, task } = ctx
+  if (nfds > 1024) return -22 // EINVAL: more than RLIMIT_NOFILE
+  const raw = copyFromUser(task.mm, fds, nfds * 8)
+  const v = new DataView(raw.buffer)
+  const scan = (write: boolean): number => {
+    let ready = 0
+    for (let i = 0; i < nfds; i++) {
+      const r = revents(task, v.getInt32(i * 8, true), v.getInt16(i * 8 + 4, true))
+      if (write) v.setInt16(i * 8 + 6, r, true)
+      if (r !== 0) ready++
+    }
+    return ready
+  }
+  const now = kernel.machine.cycles(0)
+  const restarted = task.restart?.nr === nr ? task.restart : null
+  const ready = scan(true)
+  const timedOut = timeoutNs === 0 || (restarted?.deadline !== undefined && now >= restarted.deadline)
+  if (ready > 0 || timedOut) {
+    task.restart = null
+    copyToUser(task.mm, fds, raw)
+    return ready
+  }
+  if (!restarted) task.restart = { nr, deadline: timeoutNs < 0 ? undefined : now + timeoutNs }
+  const deadline = task.restart?.deadline
+  return {
+    wouldBlock: true,
+    ready: () => scan(false) > 0 || (deadline !== undefined && kernel.machine.cycles(0) >= deadline),
+  }
+}
+
+export function sysPoll(ctx: SyscallContext, fds: number, nfds: number, timeoutMs: number): SyscallResult {
+  const ms = timeoutMs | 0
+  return doPoll(ctx, 7, fds, nfds, ms < 0 ? -1 : ms * 1e6)
+}
+
+export function sysPpoll(ctx: SyscallContext, fds: number, nfds: number, tsp: number): SyscallResult {
+  const ns = tsp ? readUserU64(ctx.task.mm, tsp) * 1e9 + readUserU64(ctx.task.mm, tsp + 8) : -1
+  return doPoll(ctx, 271, fds, nfds, ns)
+}
