@@ -31,12 +31,14 @@ const available =
 
 const env = { LC_ALL: 'C', PATH: '/nonexistent', TZ: 'UTC' }
 const F = (name: string) => `${inputs}/${name}`
+/** The emulated run's work directory: not under /tmp, where the host mount of the inputs may create directories. */
+const GUEST_WORK = '/probekit-work'
 
 interface Case {
   name: string
   argv: string[]
   stdin?: string
-  /** Gets a fresh writable directory in $W (natively a temp dir, emulated /tmp). */
+  /** Gets a fresh writable directory in $W (natively a temp dir, emulated GUEST_WORK). */
   work?: boolean
 }
 
@@ -176,11 +178,14 @@ function native(c: Case) {
 function emulated(c: Case) {
   const r = runGuest(new Uint8Array(readFileSync(BUSYBOX)), [BUSYBOX, ...c.argv], {
     path: BUSYBOX,
-    env: Object.entries(c.work ? { ...env, W: '/tmp' } : env).map(([k, v]) => `${k}=${v}`),
+    env: Object.entries(c.work ? { ...env, W: GUEST_WORK } : env).map(([k, v]) => `${k}=${v}`),
     stdin: new TextEncoder().encode(c.stdin ?? ''),
     memorySize: 256 * 1024 * 1024,
     maxInstructions: 2_000_000_000,
-    setup: (k) => k.vfs.mountHost(inputs, nodeHostDirectory(inputs)),
+    setup: (k) => {
+      k.vfs.mountHost(inputs, nodeHostDirectory(inputs))
+      k.vfs.mkdirp(GUEST_WORK)
+    },
   })
   return { run: r, result: { stdout: r.stdout, stderr: r.stderr, status: r.status } }
 }
