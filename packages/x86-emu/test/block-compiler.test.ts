@@ -21,6 +21,12 @@ function decodeAll(bytes: number[]): Instruction[] {
   return out
 }
 
+/** Both execution modes: every behaviour here must hold in the interpreter and in compiled blocks. */
+const MODES = [
+  ['interpreter', Number.POSITIVE_INFINITY],
+  ['block compiler', 0],
+] as const
+
 /** Lazy-flag updates (each sets Cpu.fop) in a block's source. */
 const flagUpdates = (src: string) => src.match(/c\.fop=(?!=)/g)?.length ?? 0
 
@@ -49,10 +55,7 @@ describe('block compiler flag liveness', () => {
     expect(flagUpdates(blockSource(decodeAll([...XOR_RCX_RDX])))).toBe(1)
   })
 
-  it.each([
-    ['interpreter', Number.POSITIVE_INFINITY],
-    ['block compiler', 0],
-  ])("a fault after a flag writer sees that writer's flags (%s)", (_mode, jitThreshold) => {
+  it.each(MODES)("a fault after a flag writer sees that writer's flags (%s)", (_mode, jitThreshold) => {
     const r = new Rig({ jitThreshold })
     // mov eax, -1; add eax, 1 (CF=1, ZF=1); load from an unmapped page; cmp (would clear CF and ZF); jne
     r.load(USER_CODE, [0xb8, ...le32(-1), 0x83, 0xc0, 0x01, ...LOAD_RSI, ...CMP_RAX_RBX, ...JNE_0], {
@@ -105,10 +108,7 @@ describe('block functions shared across machines', () => {
 })
 
 describe('compiling from guest memory', () => {
-  it.each([
-    ['interpreter', Number.POSITIVE_INFINITY],
-    ['block compiler', 0],
-  ])(
+  it.each(MODES)(
     'a hot block whose last instruction spans two pages runs the bytes of both frames (%s)',
     (_mode, jitThreshold) => {
       const r = new Rig({ jitThreshold })
@@ -134,12 +134,7 @@ describe('compiling from guest memory', () => {
 })
 
 describe('stack pushes and pops keep RSP in halves', () => {
-  const modes = [
-    ['interpreter', Number.POSITIVE_INFINITY],
-    ['block compiler', 0],
-  ] as const
-
-  it.each(modes)('across a 4 GiB boundary, down and back up (%s)', (_mode, jitThreshold) => {
+  it.each(MODES)('across a 4 GiB boundary, down and back up (%s)', (_mode, jitThreshold) => {
     const r = new Rig({ jitThreshold })
     r.mapZeroed(0xfffff000, 0x2000, { user: true, writable: true })
     // push rax; push rbx; pop rcx; pop rdx; then a fault (hlt at CPL 3) stops the run.
@@ -156,7 +151,7 @@ describe('stack pushes and pops keep RSP in halves', () => {
     expect(r.cpu.getReg(4)).toBe(0x1_0000_0008n)
   })
 
-  it.each(modes)(
+  it.each(MODES)(
     'a push or pop at a non-canonical RSP raises #SS and changes nothing (%s)',
     (_mode, jitThreshold) => {
       for (const [code, rsp] of [
@@ -183,10 +178,7 @@ describe('stack pushes and pops keep RSP in halves', () => {
 })
 
 describe('blocks at the end of a page', () => {
-  it.each([
-    ['interpreter', Number.POSITIVE_INFINITY],
-    ['block compiler', 0],
-  ])(
+  it.each(MODES)(
     'a taken conditional branch whose fall-through starts the next page goes to its target (%s)',
     (_mode, jitThreshold) => {
       const r = new Rig({ jitThreshold })
