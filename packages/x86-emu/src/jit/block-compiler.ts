@@ -107,10 +107,11 @@ export function blockSource(insns: readonly Instruction[]): string {
  * later run, reuses the function V8 has already compiled and optimised
  * instead of parsing it again and warming a fresh copy up from the
  * interpreter. The strings are the functions' own sources, which V8 keeps
- * anyway. Bounded: when full it starts again.
+ * anyway. Bounded, since it outlives machines (a function with V8's code
+ * and metadata for it is about 10 KiB): when full it starts again.
  */
 const shared = new Map<string, CompiledBlock>()
-const SHARED_MAX = 1 << 14
+const SHARED_MAX = 1 << 12
 
 /** Compile a block, or null where code generation is unavailable (e.g. a CSP without unsafe-eval). */
 export function compileBlock(insns: readonly Instruction[]): CompiledBlock | null {
