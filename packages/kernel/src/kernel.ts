@@ -90,7 +90,14 @@ import {
   sanitizeMask,
   setupRtFrame,
 } from './signals.js'
-import { hostOpen, type SyscallContext, type SyscallResult, syscallName, syscallTable } from './syscalls.js'
+import {
+  hostOpen,
+  type SyscallContext,
+  type SyscallResult,
+  syscallName,
+  syscallTable,
+  wallSeconds,
+} from './syscalls.js'
 import { Task } from './task.js'
 import { BadAddress, writeUserU32 } from './user-memory.js'
 import { utf8Decode, utf8Encode } from './utf8.js'
@@ -510,6 +517,8 @@ export class Kernel {
       const r = f.write(this.readKernel(arg(c, 1), arg(c, 2)))
       // pipe_write: nobody reads, so the writer gets SIGPIPE as well as -EPIPE.
       if (r === -EPIPE) this.sendSignal(c, task, { signo: SIGPIPE, code: 0, pid: task.tgid })
+      if (typeof r === 'number' && r > 0 && f.inode instanceof RegularFile)
+        f.inode.mtime = wallSeconds(this, c.id)
       ret(c, typeof r === 'number' ? r : this.park(c, task, r.ready))
     })
     m.registerHypercall(HC_FILE_READ, (c) => {

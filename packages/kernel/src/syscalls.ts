@@ -106,14 +106,15 @@ def(0, 'read', (ctx, fd, buf, count) => {
   return typeof f === 'number' ? f : readInto(ctx, f, buf, count)
 })
 /** A write to a pipe nobody reads: -EPIPE, and SIGPIPE for the writer (pipe_write's send_sig). */
-function written(ctx: SyscallContext, r: SyscallResult): SyscallResult {
+function written(ctx: SyscallContext, r: SyscallResult, to?: OpenFile): SyscallResult {
   if (r === -EPIPE) ctx.kernel.sendSignal(ctx.cpu, ctx.task, { signo: SIGPIPE, code: 0, pid: ctx.task.tgid })
+  if (to && typeof r === 'number' && r > 0 && to.inode instanceof RegularFile) modified(ctx, to.inode)
   return r
 }
 
 def(1, 'write', (ctx, fd, buf, count) => {
   const f = fileOf(ctx.task, fd)
-  return typeof f === 'number' ? f : written(ctx, f.write(copyFromUser(ctx.task.mm, buf, count)))
+  return typeof f === 'number' ? f : written(ctx, f.write(copyFromUser(ctx.task.mm, buf, count)), f)
 })
 def(17, 'pread64', (ctx, fd, buf, count, pos) => {
   const f = fileOf(ctx.task, fd)
@@ -123,7 +124,9 @@ def(18, 'pwrite64', (ctx, fd, buf, count, pos) => {
   const f = fileOf(ctx.task, fd)
   if (typeof f === 'number') return f
   if (!(f.inode instanceof RegularFile)) return -29
-  return f.inode.writeAt(pos, copyFromUser(ctx.task.mm, buf, count))
+  const n = f.inode.writeAt(pos, copyFromUser(ctx.task.mm, buf, count))
+  if (n > 0) modified(ctx, f.inode)
+  return n
 })
 
 function iovecs(ctx: SyscallContext, iov: number, cnt: number): { base: number; len: number }[] {
@@ -161,7 +164,7 @@ def(20, 'writev', (ctx, fd, iov, cnt) => {
     all.set(p, o)
     o += p.length
   }
-  return written(ctx, f.write(all))
+  return written(ctx, f.write(all), f)
 })
 
 /**
@@ -186,7 +189,7 @@ def(40, 'sendfile', (ctx, outFd, inFd, offsetPtr, count) => {
   inp.pos = saved
   if (!(data instanceof Uint8Array)) return data
   if (data.length === 0) return 0
-  const n = written(ctx, out.write(data))
+  const n = written(ctx, out.write(data), out)
   if (typeof n !== 'number' || n < 0) return n
   if (offsetPtr) writeUserU64(mm, offsetPtr, start + n)
   else inp.pos = start + n
@@ -264,11 +267,16 @@ function openPath(ctx: SyscallContext, path: string, flags: number, mode: number
     const p = parentAt(ctx, dirfd, path)
     if (typeof p === 'number') return p
     node = new RegularFile(new Uint8Array(0), 0o100000 | (mode & 0o7777 & ~task.umask))
+    modified(ctx, node)
     p.dir.children.set(p.name, node)
+    modified(ctx, p.dir)
   } else if ((flags & O_CREAT) !== 0 && (flags & O_EXCL) !== 0) return -EEXIST
   if ((flags & O_DIRECTORY) !== 0 && !(node instanceof Directory)) return -ENOTDIR
   if (node instanceof Directory && (flags & O_ACCMODE) !== 0) return -EISDIR
-  if ((flags & O_TRUNC) !== 0 && node instanceof RegularFile && (flags & O_ACCMODE) !== 0) node.truncate(0)
+  if ((flags & O_TRUNC) !== 0 && node instanceof RegularFile && (flags & O_ACCMODE) !== 0) {
+    node.truncate(0)
+    modified(ctx, node)
+  }
   return task.files.install(
     new OpenFile(node, flags & ~(O_CREAT | O_EXCL | O_TRUNC), path),
     (flags & O_CLOEXEC) !== 0,
@@ -438,21 +446,25 @@ def(83, 'mkdir', (ctx, path, mode) => {
   const p = pathArg(ctx, path)
   if (typeof p === 'number') return p
   const parent = createAt(ctx, AT_FDCWD, p)
-  return typeof parent === 'number'
-    ? parent
-    : ctx.kernel.vfs.mkdir(parent.dir, parent.name, mode & ~ctx.task.umask)
+  if (typeof parent === 'number') return parent
+  const r = ctx.kernel.vfs.mkdir(parent.dir, parent.name, mode & ~ctx.task.umask)
+  const made = parent.dir.children.get(parent.name)
+  if (r === 0 && made) modified(ctx, made)
+  return changedEntries(ctx, parent.dir, r)
 })
 def(87, 'unlink', (ctx, path) => {
   const p = pathArg(ctx, path)
   if (typeof p === 'number') return p
   const parent = parentAt(ctx, AT_FDCWD, p)
-  return typeof parent === 'number' ? parent : ctx.kernel.vfs.unlink(parent.dir, parent.name)
+  if (typeof parent === 'number') return parent
+  return changedEntries(ctx, parent.dir, ctx.kernel.vfs.unlink(parent.dir, parent.name))
 })
 def(84, 'rmdir', (ctx, path) => {
   const p = pathArg(ctx, path)
   if (typeof p === 'number') return p
   const parent = parentAt(ctx, AT_FDCWD, p)
-  return typeof parent === 'number' ? parent : ctx.kernel.vfs.rmdir(parent.dir, parent.name)
+  if (typeof parent === 'number') return parent
+  return changedEntries(ctx, parent.dir, ctx.kernel.vfs.rmdir(parent.dir, parent.name))
 })
 def(82, 'rename', (ctx, from, to) => {
   const a = pathArg(ctx, from)
@@ -471,6 +483,8 @@ def(82, 'rename', (ctx, from, to) => {
   if (existing instanceof Directory && existing.children.size > 0) return -39
   pa.dir.children.delete(pa.name)
   pb.dir.children.set(pb.name, node)
+  modified(ctx, pa.dir)
+  modified(ctx, pb.dir)
   if (node instanceof Directory) node.parent = pb.dir
   return 0
 })
@@ -486,6 +500,7 @@ def(86, 'link', (ctx, from, to) => {
   if (typeof pb === 'number') return pb
   if (pb.dir.children.has(pb.name)) return -EEXIST
   pb.dir.children.set(pb.name, node)
+  modified(ctx, pb.dir)
   node.nlink++
   return 0
 })
@@ -497,7 +512,10 @@ def(88, 'symlink', (ctx, target, linkpath) => {
   const pl = createAt(ctx, AT_FDCWD, l)
   if (typeof pl === 'number') return pl
   if (pl.dir.children.has(pl.name)) return -EEXIST
-  pl.dir.children.set(pl.name, new Symlink(t))
+  const link = new Symlink(t)
+  modified(ctx, link)
+  pl.dir.children.set(pl.name, link)
+  modified(ctx, pl.dir)
   return 0
 })
 def(89, 'readlink', (ctx, path, buf, size) => {
@@ -510,12 +528,13 @@ def(89, 'readlink', (ctx, path, buf, size) => {
   copyToUser(ctx.task.mm, buf, bytes)
   return bytes.length
 })
-def(77, 'ftruncate', ({ task }, fd, len) => {
-  const f = fileOf(task, fd)
+def(77, 'ftruncate', (ctx, fd, len) => {
+  const f = fileOf(ctx.task, fd)
   if (typeof f === 'number') return f
   if (!(f.inode instanceof RegularFile)) return -EINVAL
   if ((f.flags & O_ACCMODE) === 0) return -EINVAL
   f.inode.truncate(len)
+  modified(ctx, f.inode)
   return 0
 })
 def(76, 'truncate', (ctx, path, len) => {
@@ -525,6 +544,7 @@ def(76, 'truncate', (ctx, path, len) => {
   if (typeof node === 'number') return node
   if (!(node instanceof RegularFile)) return -EISDIR
   node.truncate(len)
+  modified(ctx, node)
   return 0
 })
 def(79, 'getcwd', (ctx, buf, size) => {
@@ -807,6 +827,19 @@ def(63, 'uname', ({ task }, buf) => {
 
 /** The virtual clock: guest cycles at a nominal 1 GHz, starting at a fixed epoch. */
 export const CLOCK_EPOCH_SECONDS = 1_700_000_000
+/** CLOCK_REALTIME in whole seconds: what file times are kept in. */
+export function wallSeconds(kernel: Kernel, cpu = 0): number {
+  return CLOCK_EPOCH_SECONDS + Math.floor(kernel.machine.cycles(cpu) / 1e9)
+}
+/** A write, truncation or creation: the inode's modification time is now. */
+function modified(ctx: SyscallContext, node: Inode): void {
+  node.mtime = wallSeconds(ctx.kernel, ctx.cpu.id)
+}
+/** A directory whose entries a call changed (it returned 0) is modified too. */
+function changedEntries(ctx: SyscallContext, dir: Directory, r: number): number {
+  if (r === 0) modified(ctx, dir)
+  return r
+}
 function nowNs(ctx: SyscallContext): number {
   return ctx.kernel.machine.cycles(ctx.cpu.id)
 }

@@ -136,6 +136,15 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'file times: written files are newer (-nt, find -newer)',
+    work: true,
+    argv: [
+      'sh',
+      '-c',
+      'cd "$W" && b=/bin/busybox && echo a > f && $b sleep 1 && echo b > g && { [ g -nt f ] && echo "g is newer"; } && $b touch -d "2001-01-01" g && $b find . -newer g | $b sort',
+    ],
+  },
+  {
     name: 'touch -d and date -r (utimensat)',
     work: true,
     argv: [
