@@ -644,8 +644,13 @@ export class Kernel {
       sig === SIGKILL ||
       (action.handler === SIG_DFL && (def === 'term' || def === 'core') && (target.blocked & bit(sig)) === 0n)
     ) {
-      this.killTask(c, target, sig)
-      return
+      // A fatal signal ends the current task now; another task, as on Linux, when it next runs
+      // (complete_signal wakes it, get_signal ends it): until then it is no zombie for wait4.
+      // A stopped task does not run again by itself: SIGKILL ends it now (others wait for SIGCONT).
+      if (target === this.current(c) || (target.state === 'stopped' && sig === SIGKILL)) {
+        this.killTask(c, target, sig)
+        return
+      }
     }
     target.pending.set(sig, info)
     if (target.state === 'parked' && (target.blocked & bit(sig)) === 0n) {

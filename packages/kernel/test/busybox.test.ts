@@ -162,6 +162,15 @@ const cases: Case[] = [
     ],
   },
   {
+    // A fatal signal ends its target when the target next runs, not inside kill(): the shell reaps the job in wait and says so.
+    name: 'sh: a background job killed, and one stopped, killed, continued',
+    argv: [
+      'sh',
+      '-c',
+      '( /bin/busybox sleep 5 & kill $!; wait $!; echo killed=$? ); /bin/busybox sleep 5 & p=$!; kill -STOP $p; kill $p; kill -CONT $p; wait $p; echo st=$?',
+    ],
+  },
+  {
     name: 'sh: loops, arithmetic, command substitution',
     argv: [
       'sh',
