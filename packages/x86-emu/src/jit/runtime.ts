@@ -4,6 +4,7 @@
 import { condition, getCF, szp, szp64 } from '../cpu/flags.js'
 import { imul64 } from '../exec/muldiv.js'
 import { checkStackAddress, wrap64 } from '../exec/operands.js'
+import { checkAligned16, write128 } from '../exec/sse-common.js'
 import { pop64, push64 } from '../exec/stack.js'
 
 export const runtime = {
@@ -16,6 +17,9 @@ export const runtime = {
   wrap64,
   push64,
   pop64,
+  /** The aligned SSE forms' #GP(0) check. */
+  a16: checkAligned16,
+  w128: write128,
 }
 
 export type JitRuntime = typeof runtime

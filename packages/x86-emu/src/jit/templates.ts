@@ -562,6 +562,91 @@ function cmov(insn: Instruction): Template | null {
   return { code, mayFault: false, mayWrite: false, flagUse: FlagUse.Read }
 }
 
+/**
+ * SSE data movement between registers and memory, and pxor/xorps/xorpd
+ * between registers (exactly as sse-move.ts and the logic closures do; no
+ * flags, no MXCSR). Loads read all 16 (or 8) bytes before any register
+ * changes; 128-bit stores probe all 16 bytes first (rt.w128); the aligned
+ * forms raise #GP(0) for a misaligned address (rt.a16).
+ */
+function sse(insn: Instruction): Template | null {
+  const o = insn.opcode
+  const p = insn.mandatoryPrefix
+  const R = 4 * insn.reg
+  const M = 4 * insn.rm
+  const copy128 = (d: number, s: number) =>
+    `{const x=c.xmm;x[${d}]=x[${s}];x[${d + 1}]=x[${s + 1}];x[${d + 2}]=x[${s + 2}];x[${d + 3}]=x[${s + 3}];}`
+  const load128 = (aligned: boolean): Template | null => {
+    const ea = eaExpr(insn)
+    if (ea === null) return null
+    const a = aligned ? `rt.a16(${ea})` : ea
+    return {
+      code: `{const a=${a},l0=c.read64(a),h0=c.th,l1=c.read64(a+8),h1=c.th,x=c.xmm;x[${R}]=l0;x[${R + 1}]=h0;x[${R + 2}]=l1;x[${R + 3}]=h1;}`,
+      mayFault: true,
+      mayWrite: false,
+    }
+  }
+  const store128 = (aligned: boolean): Template | null => {
+    const ea = eaExpr(insn)
+    if (ea === null) return null
+    const a = aligned ? `rt.a16(${ea})` : ea
+    return {
+      code: `{const x=c.xmm;rt.w128(c,${a},x[${R}],x[${R + 1}],x[${R + 2}],x[${R + 3}]);}`,
+      mayFault: true,
+      mayWrite: true,
+    }
+  }
+  // movups/movupd (no prefix, 66) and movss/movsd (F3, F2): 0F 10 load, 0F 11 store.
+  if (o === 0x10 || o === 0x11) {
+    const store = o === 0x11
+    if (p === 0 || p === 0x66) {
+      if (insn.mod === 3)
+        return { code: store ? copy128(M, R) : copy128(R, M), mayFault: false, mayWrite: false }
+      return store ? store128(false) : load128(false)
+    }
+    if (p !== 0xf2) return null // movss: the closure
+    if (insn.mod === 3) {
+      const [d, s2] = store ? [M, R] : [R, M]
+      return {
+        code: `{const x=c.xmm;x[${d}]=x[${s2}];x[${d + 1}]=x[${s2 + 1}];}`,
+        mayFault: false,
+        mayWrite: false,
+      }
+    }
+    const ea = eaExpr(insn)
+    if (ea === null) return null
+    if (store)
+      return { code: `{const x=c.xmm;c.write64(${ea},x[${R}],x[${R + 1}]);}`, mayFault: true, mayWrite: true }
+    // A load from memory zeroes the upper quadword.
+    return {
+      code: `{const l=c.read64(${ea}),h=c.th,x=c.xmm;x[${R}]=l;x[${R + 1}]=h;x[${R + 2}]=0;x[${R + 3}]=0;}`,
+      mayFault: true,
+      mayWrite: false,
+    }
+  }
+  // movaps/movapd: 0F 28 load, 0F 29 store (aligned).
+  if ((o === 0x28 || o === 0x29) && (p === 0 || p === 0x66)) {
+    if (insn.mod === 3)
+      return { code: o === 0x28 ? copy128(R, M) : copy128(M, R), mayFault: false, mayWrite: false }
+    return o === 0x28 ? load128(true) : store128(true)
+  }
+  // movdqa (66, aligned) / movdqu (F3): 0F 6F load, 0F 7F store.
+  if ((o === 0x6f || o === 0x7f) && (p === 0x66 || p === 0xf3)) {
+    if (insn.mod === 3)
+      return { code: o === 0x6f ? copy128(R, M) : copy128(M, R), mayFault: false, mayWrite: false }
+    return o === 0x6f ? load128(p === 0x66) : store128(p === 0x66)
+  }
+  // pxor (66 0F EF), xorps (0F 57), xorpd (66 0F 57) between registers.
+  if (insn.mod === 3 && ((o === 0xef && p === 0x66) || (o === 0x57 && (p === 0 || p === 0x66)))) {
+    return {
+      code: `{const x=c.xmm;x[${R}]^=x[${M}];x[${R + 1}]^=x[${M + 1}];x[${R + 2}]^=x[${M + 2}];x[${R + 3}]^=x[${M + 3}];}`,
+      mayFault: false,
+      mayWrite: false,
+    }
+  }
+  return null
+}
+
 /** The inline template for an instruction, or null to call its closure. */
 export function template(insn: Instruction): Template | null {
   if (!isLegacy(insn)) return null
@@ -593,6 +678,17 @@ export function template(insn: Instruction): Template | null {
     if (o >= 0x40 && o <= 0x4f) return cmov(insn)
     if (o === 0x1f) return { code: '', mayFault: false, mayWrite: false } // nop r/m
     if (o === 0xb6 || o === 0xb7 || o === 0xbe || o === 0xbf) return extend(insn)
+    if (
+      o === 0x10 ||
+      o === 0x11 ||
+      o === 0x28 ||
+      o === 0x29 ||
+      o === 0x6f ||
+      o === 0x7f ||
+      o === 0xef ||
+      o === 0x57
+    )
+      return sse(insn)
   }
   return null
 }
