@@ -56,7 +56,7 @@ import { makeDevFd } from './dev-fd.js'
 import { ElfError } from './elf.js'
 import { EBADF, EFAULT, ENOENT, ENOEXEC, ENOSYS, EPIPE } from './errno.js'
 import { loadExecutable } from './exec-loader.js'
-import { FdTable, O_RDWR, OpenFile } from './files.js'
+import { FdTable, O_RDWR, OpenFile, type WouldBlock } from './files.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
 import { copyProcess, readKernelCloneArgs } from './kernel-clone-args.js'
 import { Mm } from './mm.js'
@@ -514,11 +514,7 @@ export class Kernel {
       const task = this.current(c)
       const f = task.files.get(arg(c, 0))
       if (!f) return ret(c, -EBADF)
-      const r = f.write(this.readKernel(arg(c, 1), arg(c, 2)))
-      // pipe_write: nobody reads, so the writer gets SIGPIPE as well as -EPIPE.
-      if (r === -EPIPE) this.sendSignal(c, task, { signo: SIGPIPE, code: 0, pid: task.tgid })
-      if (typeof r === 'number' && r > 0 && f.inode instanceof RegularFile)
-        f.inode.mtime = wallSeconds(this, c.id)
+      const r = this.fileWrite(c, task, f, this.readKernel(arg(c, 1), arg(c, 2)))
       ret(c, typeof r === 'number' ? r : this.park(c, task, r.ready))
     })
     m.registerHypercall(HC_FILE_READ, (c) => {
@@ -621,6 +617,18 @@ export class Kernel {
     }
     if (task.cpu === c.id || this.current(c) === task) this.setNeedResched(c)
     if (task === this.init) this.machine.stop(`init exited with status ${exitStatus(task).status}`)
+  }
+
+  /**
+   * The host side of every write (write through HC_FILE_WRITE, writev, sendfile): a regular file's
+   * modification time moves; a pipe nobody reads gives -EPIPE and, as pipe_write sends it, SIGPIPE.
+   */
+  fileWrite(c: Cpu, task: Task, f: OpenFile, data: Uint8Array): number | WouldBlock {
+    const r = f.write(data)
+    if (r === -EPIPE) this.sendSignal(c, task, { signo: SIGPIPE, code: 0, pid: task.tgid })
+    else if (typeof r === 'number' && r > 0 && f.inode instanceof RegularFile)
+      f.inode.mtime = wallSeconds(this, c.id)
+    return r
   }
 
   /** Queue a signal for a task (kill, tgkill, faults). Ignored ones are dropped; a parked task is woken. */

@@ -6,7 +6,7 @@
 import type { Cpu } from '@probekit/x86-emu'
 import { sysGetrusage, sysTimes } from './cputime.js'
 import { sysGetgroups, sysGetresid } from './credentials.js'
-import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, EPIPE, ESRCH } from './errno.js'
+import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, ESRCH } from './errno.js'
 import {
   O_ACCMODE,
   O_APPEND,
@@ -32,7 +32,7 @@ import { sysGetrlimit, sysPrlimit64, sysSetrlimit } from './rlimits.js'
 import { sysGetRobustList, sysSetRobustList } from './robust-futex.js'
 import { sysRseq } from './rseq.js'
 import { sysSchedGetaffinity } from './sched-affinity.js'
-import { bit, NSIG, restoreRtFrame, SIGKILL, SIGPIPE, SIGSEGV, SIGSTOP, sanitizeMask } from './signals.js'
+import { bit, NSIG, restoreRtFrame, SIGKILL, SIGSEGV, SIGSTOP, sanitizeMask } from './signals.js'
 import { sysConnect, sysGetpeername, sysGetsockname, sysSocket } from './socket.js'
 import { sysFstatfs, sysStatfs } from './statfs.js'
 import { SYSCALL_NAMES_64 } from './syscall-names.js'
@@ -101,21 +101,8 @@ function readInto(ctx: SyscallContext, f: OpenFile, buf: number, count: number, 
   return r.length
 }
 
-def(0, 'read', (ctx, fd, buf, count) => {
-  const f = fileOf(ctx.task, fd)
-  return typeof f === 'number' ? f : readInto(ctx, f, buf, count)
-})
-/** A write to a pipe nobody reads: -EPIPE, and SIGPIPE for the writer (pipe_write's send_sig). */
-function written(ctx: SyscallContext, r: SyscallResult, to?: OpenFile): SyscallResult {
-  if (r === -EPIPE) ctx.kernel.sendSignal(ctx.cpu, ctx.task, { signo: SIGPIPE, code: 0, pid: ctx.task.tgid })
-  if (to && typeof r === 'number' && r > 0 && to.inode instanceof RegularFile) modified(ctx, to.inode)
-  return r
-}
-
-def(1, 'write', (ctx, fd, buf, count) => {
-  const f = fileOf(ctx.task, fd)
-  return typeof f === 'number' ? f : written(ctx, f.write(copyFromUser(ctx.task.mm, buf, count)), f)
-})
+// read(2) and write(2) are the guest kernel's (fs/read_write.c: sys_read/sys_write through HC_FILE_READ and
+// HC_FILE_WRITE); the host side of a write is Kernel.fileWrite, which writev and sendfile share.
 def(17, 'pread64', (ctx, fd, buf, count, pos) => {
   const f = fileOf(ctx.task, fd)
   return typeof f === 'number' ? f : readInto(ctx, f, buf, count, pos)
@@ -164,7 +151,7 @@ def(20, 'writev', (ctx, fd, iov, cnt) => {
     all.set(p, o)
     o += p.length
   }
-  return written(ctx, f.write(all), f)
+  return ctx.kernel.fileWrite(ctx.cpu, ctx.task, f, all)
 })
 
 /**
@@ -189,7 +176,7 @@ def(40, 'sendfile', (ctx, outFd, inFd, offsetPtr, count) => {
   inp.pos = saved
   if (!(data instanceof Uint8Array)) return data
   if (data.length === 0) return 0
-  const n = written(ctx, out.write(data), out)
+  const n = ctx.kernel.fileWrite(ctx.cpu, ctx.task, out, data)
   if (typeof n !== 'number' || n < 0) return n
   if (offsetPtr) writeUserU64(mm, offsetPtr, start + n)
   else inp.pos = start + n
