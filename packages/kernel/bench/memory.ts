@@ -13,12 +13,8 @@
 
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
+import { settledMemory } from '@probekit/bench'
 import { Kernel } from '../src/index.js'
-
-setFlagsFromString('--expose-gc')
-const gc = runInNewContext('gc') as () => void
 
 export interface KernelMemoryFigures {
   /** Resident set growth from before the kernel to the guest's exit, bytes. */
@@ -34,15 +30,9 @@ export interface KernelMemoryFigures {
   instructions: number
 }
 
-function settle(): NodeJS.MemoryUsage {
-  gc()
-  gc()
-  return process.memoryUsage()
-}
-
 /** Run a static program to its exit under a fresh kernel and measure. */
 export function measureKernelMemory(program: Uint8Array, image: Uint8Array): KernelMemoryFigures {
-  const before = settle()
+  const before = settledMemory()
   const kernel = new Kernel({ image, memorySize: 256 * 1024 * 1024, stdout: () => {} })
   kernel.vfs.writeFile('/bin/prog', program)
   kernel.boot()
@@ -70,7 +60,7 @@ export function measureKernelMemory(program: Uint8Array, image: Uint8Array): Ker
   }
   const { exit, result } = kernel.run(20_000_000_000)
   if (exit?.status !== 0) throw new Error(`program did not exit cleanly: ${result.detail}`)
-  const after = settle()
+  const after = settledMemory()
   return {
     rss: after.rss - before.rss,
     baseRss: before.rss,

@@ -11,14 +11,10 @@
 
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
+import { settledMemory } from '@probekit/bench'
 import { AddressSpace } from '../src/index.js'
 import { loadBare } from '../test/support/bare.js'
 import { patchGlobal32 } from '../test/support/elf.js'
-
-setFlagsFromString('--expose-gc')
-const gc = runInNewContext('gc') as () => void
 
 export interface MemoryFigures {
   /** Resident set growth, bytes. */
@@ -32,19 +28,13 @@ export interface MemoryFigures {
   instructions: number
 }
 
-function settle(): NodeJS.MemoryUsage {
-  gc()
-  gc()
-  return process.memoryUsage()
-}
-
 /** Run a bare workload to its exit and measure. */
 export function measureMemory(elf: Uint8Array): MemoryFigures {
-  const before = settle()
+  const before = settledMemory()
   const { machine, out } = loadBare(elf)
   machine.run({ maxInstructions: 10_000_000_000 })
   if (out.exitCode === null) throw new Error('workload did not exit')
-  const after = settle()
+  const after = settledMemory()
   const space = new AddressSpace(machine.memory, machine.frames, machine.cpus[0].cr3)
   let touched = 0
   let mapped = 0
