@@ -13,19 +13,12 @@
 // Not compared: FOP/FIP/FDP in the fxsave image (not tracked) and MXCSR_MASK.
 // Knobs: X86EMU_MMX_CASES=n (default 24), X86EMU_MMX_SEED=n, X86EMU_MMX_FILTER=re.
 
-import { describe, expect, it } from 'vitest'
 import { GPR_NAMES } from '../src/index.js'
 import { FLAT_CODE_ADDRESS } from './support/flat.js'
 import { DATA_BASE, encode, type Insn, type Mem, Rng, reg } from './support/instruction-forms.js'
 import { COMPARED_RFLAGS_MASK } from './support/native.js'
 import { INT_OPS } from './support/packed-int-ops.js'
-import {
-  differentialGroup,
-  type OracleCase,
-  type OracleOutcome,
-  oracleAvailable,
-  unavailableReason,
-} from './support/sse-oracle.js'
+import { differentialSuite, type OracleCase, type OracleOutcome } from './support/sse-oracle.js'
 
 const CASES = Number(process.env.X86EMU_MMX_CASES ?? 24)
 const SEED = Number(process.env.X86EMU_MMX_SEED ?? 1)
@@ -371,27 +364,14 @@ function compare(native: OracleOutcome, emu: OracleOutcome): string[] {
   return d
 }
 
-const groups = new Map<string, Form[]>()
-for (const f of selected) groups.set(f.group, [...(groups.get(f.group) ?? []), f])
-
-describe('MMX differential: emulator vs host CPU', () => {
-  if (!oracleAvailable()) {
-    it.skip(`skipped: ${unavailableReason()}`, () => {})
-    return
-  }
-  for (const [group, gforms] of groups) {
-    it(`${group}: ${gforms.length} forms x ${CASES} cases`, { timeout: 120_000 }, () => {
-      const cases = gforms.flatMap((f) => Array.from({ length: CASES }, (_, i) => caseFor(f, i)))
-      const failed = differentialGroup(
-        `[mmx-differential] ${group}`,
-        cases,
-        CASES,
-        8,
-        (_c, native, emu) => compare(native, emu),
-        (c) =>
-          `${c.form}: code ${Array.from(c.code.subarray(PRELUDE.length, c.code.length - FXSAVE.length), (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
-      )
-      expect(failed).toEqual([])
-    })
-  }
+differentialSuite({
+  title: 'MMX differential: emulator vs host CPU',
+  tag: 'mmx-differential',
+  forms: selected,
+  casesPerForm: CASES,
+  caseFor,
+  show: 8,
+  compare: (_c, native, emu) => compare(native, emu),
+  describeCase: (c) =>
+    `${c.form}: code ${Array.from(c.code.subarray(PRELUDE.length, c.code.length - FXSAVE.length), (b) => b.toString(16).padStart(2, '0')).join(' ')}`,
 })

@@ -17,19 +17,12 @@
 //   X86EMU_SSE_FILTER=re   only forms whose name matches
 //   X86EMU_SSE_SHOW=n      mismatches printed per group (default 6)
 
-import { describe, expect, it } from 'vitest'
 import { GPR_NAMES } from '../src/index.js'
 import { FLAT_CODE_ADDRESS } from './support/flat.js'
 import { DATA_BASE, encode, type Insn, type Operand, Rng, reg } from './support/instruction-forms.js'
 import { COMPARED_RFLAGS_MASK } from './support/native.js'
 import { INT_OPS } from './support/packed-int-ops.js'
-import {
-  differentialGroup,
-  type OracleCase,
-  oracleAvailable,
-  type OracleOutcome as SseOutcome,
-  unavailableReason,
-} from './support/sse-oracle.js'
+import { differentialSuite, type OracleCase, type OracleOutcome as SseOutcome } from './support/sse-oracle.js'
 
 const CASES = Number(process.env.X86EMU_SSE_CASES ?? 32)
 const SEED = Number(process.env.X86EMU_SSE_SEED ?? 1)
@@ -1154,26 +1147,13 @@ function describeCase(c: SseCase): string {
 
 // ---------------------------------------------------------------- the test
 
-const groups = new Map<string, Form[]>()
-for (const f of selected) groups.set(f.group, [...(groups.get(f.group) ?? []), f])
-
-describe('SSE differential: emulator vs host CPU', () => {
-  if (!oracleAvailable()) {
-    it.skip(`skipped: ${unavailableReason()}`, () => {})
-    return
-  }
-  for (const [group, gforms] of groups) {
-    it(`${group}: ${gforms.length} forms x ${CASES} cases`, { timeout: 120_000 }, () => {
-      const cases = gforms.flatMap((f) => Array.from({ length: CASES }, (_, i) => caseFor(f, i)))
-      const failed = differentialGroup(
-        `[sse-differential] ${group}`,
-        cases,
-        CASES,
-        SHOW,
-        compare,
-        describeCase,
-      )
-      expect(failed).toEqual([])
-    })
-  }
+differentialSuite({
+  title: 'SSE differential: emulator vs host CPU',
+  tag: 'sse-differential',
+  forms: selected,
+  casesPerForm: CASES,
+  caseFor,
+  show: SHOW,
+  compare,
+  describeCase,
 })

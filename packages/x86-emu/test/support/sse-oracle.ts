@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
 import { type FlatOutcome, runFlat } from './flat.js'
 
 const ORACLE = fileURLToPath(new URL('../../native/sse-oracle', import.meta.url))
@@ -158,4 +159,48 @@ export function differentialGroup<C extends OracleCase & { form: string }>(
     console.log(`${label}: ${failed.size} form/mode pairs mismatch\n${summary}\n\n${failures.join('\n\n')}`)
   }
   return [...failed.keys()]
+}
+
+/**
+ * A differential suite: one test per group of forms, each running casesPerForm
+ * cases of every form natively and emulated (differentialGroup) and expecting
+ * no form to mismatch; skipped with the reason where the oracle cannot run.
+ */
+export function differentialSuite<
+  F extends { group: string },
+  C extends OracleCase & { form: string },
+>(options: {
+  title: string
+  tag: string
+  forms: readonly F[]
+  casesPerForm: number
+  caseFor: (form: F, i: number) => C
+  show: number
+  compare: (c: C, native: OracleOutcome, emu: OracleOutcome) => string[]
+  describeCase: (c: C) => string
+}): void {
+  const groups = new Map<string, F[]>()
+  for (const f of options.forms) groups.set(f.group, [...(groups.get(f.group) ?? []), f])
+  describe(options.title, () => {
+    if (!oracleAvailable()) {
+      it.skip(`skipped: ${unavailableReason()}`, () => {})
+      return
+    }
+    for (const [group, gforms] of groups) {
+      it(`${group}: ${gforms.length} forms x ${options.casesPerForm} cases`, { timeout: 120_000 }, () => {
+        const cases = gforms.flatMap((f) =>
+          Array.from({ length: options.casesPerForm }, (_, i) => options.caseFor(f, i)),
+        )
+        const failed = differentialGroup(
+          `[${options.tag}] ${group}`,
+          cases,
+          options.casesPerForm,
+          options.show,
+          options.compare,
+          options.describeCase,
+        )
+        expect(failed).toEqual([])
+      })
+    }
+  })
 }
