@@ -48,6 +48,7 @@ kernel/fork.c
 kernel/notifier.c
 kernel/printk.c
 kernel/sched/core.c
+kernel/sched/wait.c
 kernel/sys_ni.c
 lib/test_kprobes.c
 lib/vsprintf.c

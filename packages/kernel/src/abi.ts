@@ -20,7 +20,6 @@ export const USER_CS = 0x33
 export const HC_CPU_ONLINE = 0x100
 export const HC_PRINTK = 0x101
 export const HC_SYSCALL = 0x102
-export const HC_SCHEDULE = 0x103
 export const HC_EXCEPTION = 0x104
 export const HC_NOTIFY_DIE = 0x105
 export const HC_TIMER_TICK = 0x106
@@ -31,6 +30,17 @@ export const HC_FORK = 0x10a
 export const HC_EXECVE = 0x10b
 export const HC_EXIT = 0x10c
 export const HC_KRETPROBE_TRAMPOLINE = 0x10d
+export const HC_PICK_NEXT_TASK = 0x110
+export const HC_SWITCH_TO = 0x111
+export const HC_PUT_TASK_STACK = 0x112
+export const HC_TTWU = 0x113
+export const HC_TTWU_PENDING = 0x114
+export const HC_WAKE_UP_NEW_TASK = 0x115
+export const HC_PREPARE_TO_WAIT = 0x116
+export const HC_FINISH_WAIT = 0x117
+export const HC_SIGNAL = 0x118
+export const HC_NOTIFY_RESUME = 0x119
+export const HC_VFORK_WAIT = 0x11a
 
 // Per-CPU area offsets.
 export const PERCPU_SELF = 0
@@ -40,7 +50,40 @@ export const PERCPU_TOP_OF_STACK = 24
 export const PERCPU_USER_RSP = 32
 export const PERCPU_NEED_RESCHED = 40
 export const PERCPU_IRQ_COUNT = 48
+export const PERCPU_TTWU_PENDING = 56
 export const PERCPU_SIZE = 4096
+
+// struct task_struct fields the host and the guest share (the rest is the host's).
+export const TASK_PID = 0
+export const TASK_TGID = 4
+export const TASK_STATE = 8
+export const TASK_ON_CPU = 12
+export const TASK_COMM = 16
+export const TASK_THREAD_SP = 32
+export const TASK_STACK = 40
+export const TASK_FLAGS = 48
+export const TASK_EXIT_CODE = 56
+export const TASK_STRUCT_SIZE = 256
+/** A task's kernel stack; its pt_regs sit at the top. */
+export const THREAD_SIZE = 16384
+// __state values.
+export const TASK_RUNNING = 0
+export const TASK_INTERRUPTIBLE = 0x1
+export const TASK_UNINTERRUPTIBLE = 0x2
+export const __TASK_STOPPED = 0x4
+export const TASK_DEAD = 0x80
+export const TASK_WAKEKILL = 0x100
+export const TASK_NEW = 0x800
+export const TASK_KILLABLE = TASK_WAKEKILL | TASK_UNINTERRUPTIBLE
+export const TASK_NORMAL = TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE
+// thread_info.flags.
+export const _TIF_NOTIFY_RESUME = 0x2
+export const _TIF_SIGPENDING = 0x4
+/** struct inactive_task_frame: r15 r14 r13 r12 bx bp, then the return address. */
+export const FRAME_RET_ADDR = 48
+export const INACTIVE_TASK_FRAME_SIZE = 56
+/** A host leaf that must wait returns -EWOULDSLEEP; the guest sleeps (wait_event_host) and calls it again. */
+export const EWOULDSLEEP = 1000
 
 /** struct pt_regs field offsets (Linux x86-64). */
 export const PT_REGS = {

@@ -41,4 +41,10 @@ export const EAFNOSUPPORT = 97
 export const ENOTCONN = 107
 export const ETIMEDOUT = 110
 export const ECONNREFUSED = 111
+
+// Kernel-internal restart codes: a sleep a signal cut short returns one; the
+// signal code turns it into EINTR or restarts the call (arch_do_signal_or_restart).
 export const ERESTARTSYS = 512
+export const ERESTARTNOINTR = 513
+export const ERESTARTNOHAND = 514
+export const ERESTART_RESTARTBLOCK = 516

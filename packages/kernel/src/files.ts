@@ -1,14 +1,18 @@
 // Open files and file-descriptor tables. An open file is an inode plus a
-// position; reads and writes that must wait say so instead of blocking
-// (kernel code never blocks: the syscall is restarted later).
+// position; reads and writes that must wait say so (WouldBlock): the guest
+// then sleeps until ready() holds and asks again.
 
 import { EBADF, EMFILE, ESPIPE } from './errno.js'
 import type { Inode } from './vfs.js'
 
-/** A read or write that cannot proceed yet: park the task until `ready()`. */
+/** A call that cannot proceed yet: the task sleeps in the guest until `ready()`, then calls again. */
 export interface WouldBlock {
   wouldBlock: true
   ready: () => boolean
+  /** What a signal that ends the sleep makes the call return (default ERESTARTSYS, 512). */
+  restartCode?: number
+  /** Undo what the call queued, when a signal ends the sleep. */
+  cancel?: () => void
 }
 
 export const O_RDONLY = 0

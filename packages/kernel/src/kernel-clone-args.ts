@@ -36,11 +36,12 @@ export function readKernelCloneArgs(kernel: Kernel, addr: number): KernelCloneAr
   }
 }
 
-/** The host half of copy_process: copy the task and its address space; the child's pid. */
+/** The host half of copy_process: copy the task and its address space; the child's task_struct, or -errno. */
 export function copyProcess(ctx: SyscallContext, args: KernelCloneArgs): number {
   const legacy = (args.flags % 2 ** 32) | args.exitSignal
   const pid = forkTask(ctx, legacy, args.stack, args.parentTid, args.childTid, args.tls)
-  if (pid > 0 && Math.floor(args.flags / CLONE_CLEAR_SIGHAND) % 2 === 1)
-    ctx.kernel.tasks.get(pid)?.sighand.resetOnExec()
-  return pid
+  const child = ctx.kernel.tasks.get(pid)
+  if (pid < 0 || !child) return pid
+  if (Math.floor(args.flags / CLONE_CLEAR_SIGHAND) % 2 === 1) child.sighand.resetOnExec()
+  return child.guestTask
 }

@@ -36,9 +36,19 @@ import {
   HC_FORK,
   HC_NOTIFY_DIE,
   HC_PRINTK,
-  HC_SCHEDULE,
+  HC_FINISH_WAIT,
+  HC_NOTIFY_RESUME,
+  HC_PICK_NEXT_TASK,
+  HC_PREPARE_TO_WAIT,
+  HC_PUT_TASK_STACK,
+  HC_SIGNAL,
+  HC_SWITCH_TO,
   HC_SYSCALL,
   HC_TIMER_TICK,
+  HC_TTWU,
+  HC_TTWU_PENDING,
+  HC_VFORK_WAIT,
+  HC_WAKE_UP_NEW_TASK,
   KERNEL_CS,
   KERNEL_SS,
   NOTIFY_DONE,
@@ -48,13 +58,38 @@ import {
   PERCPU_NEED_RESCHED,
   PERCPU_SELF,
   PERCPU_TOP_OF_STACK,
+  PERCPU_TTWU_PENDING,
   PT_REGS,
   PT_REGS_SIZE,
   type PtRegsField,
+  __TASK_STOPPED,
+  _TIF_NOTIFY_RESUME,
+  _TIF_SIGPENDING,
+  EWOULDSLEEP,
+  TASK_DEAD,
+  TASK_INTERRUPTIBLE,
+  TASK_KILLABLE,
+  TASK_NEW,
+  TASK_RUNNING,
+  TASK_WAKEKILL,
+  THREAD_SIZE,
 } from './abi.js'
+import { GuestTasks } from './guest-task.js'
 import { makeDevFd } from './dev-fd.js'
 import { ElfError } from './elf.js'
-import { EBADF, EFAULT, ENOENT, ENOEXEC, ENOSYS, EPIPE } from './errno.js'
+import {
+  EBADF,
+  EFAULT,
+  EINTR,
+  ENOENT,
+  ENOEXEC,
+  ENOSYS,
+  EPIPE,
+  ERESTART_RESTARTBLOCK,
+  ERESTARTNOHAND,
+  ERESTARTNOINTR,
+  ERESTARTSYS,
+} from './errno.js'
 import { loadExecutable } from './exec-loader.js'
 import { FdTable, O_RDWR, OpenFile, type WouldBlock } from './files.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
@@ -98,13 +133,12 @@ import {
   syscallTable,
   wallSeconds,
 } from './syscalls.js'
-import { Task } from './task.js'
+import { type SleepCondition, Task, type TaskState } from './task.js'
 import { BadAddress, writeUserU32 } from './user-memory.js'
 import { utf8Decode, utf8Encode } from './utf8.js'
 import { CharDevice, RegularFile, Vfs } from './vfs.js'
 
 export const TIMER_VECTOR = 32
-const KSTACK_SIZE = 16 * 1024
 
 export interface KernelOptions {
   /** The guest kernel image (guest/vmlinux). */
@@ -131,7 +165,6 @@ export interface ExitStatus {
 
 interface CpuState {
   percpu: number
-  stackTop: number
   online: boolean
   current: Task
   idle: Task
@@ -147,6 +180,12 @@ export class Kernel {
   readonly pageCache: PageCache
   /** text_poke, stop_machine, synchronize_rcu, delayed work. */
   readonly services = new KernelServices(this)
+  /** Every task's struct task_struct and kernel stack in guest memory. */
+  readonly guestTasks: GuestTasks
+  /** Tasks by their guest task_struct address (what the guest's scheduler hands the host). */
+  private readonly byGuestTask = new Map<number, Task>()
+  /** Called when a dead task's kernel stack is freed (kprobe_flush_task's moment: its kretprobe instances go). */
+  readonly taskDeadHooks: ((t: Task) => void)[] = []
   jiffies = 0
   private readonly cpuState: CpuState[] = []
   private nextPid = 1
@@ -171,6 +210,7 @@ export class Kernel {
       timer: { period: options.tickCycles ?? 100_000, vector: TIMER_VECTOR },
     })
     this.image = loadGuestImage(this.machine, options.image)
+    this.guestTasks = new GuestTasks(this.machine, this.symbol('ret_from_fork'))
     this.pageCache = new PageCache(this.machine.memory, this.machine.frames)
     this.stdout = options.stdout ?? (() => {})
     this.stderr = options.stderr ?? (() => {})
@@ -199,22 +239,20 @@ export class Kernel {
     const m = this.machine
     const alloc = (pages: number): number => m.frames.allocContiguous(pages) * 4096
     const percpuPhys = alloc(1)
-    const stackPhys = alloc(KSTACK_SIZE / 4096)
+    const stackPhys = alloc(THREAD_SIZE / 4096)
     const percpu = directMap(percpuPhys)
-    const stackTop = directMap(stackPhys + KSTACK_SIZE)
     this.writePhys64(percpuPhys + PERCPU_SELF, percpu)
     this.writePhys64(percpuPhys + PERCPU_CPU_NUMBER, i)
-    this.writePhys64(percpuPhys + PERCPU_TOP_OF_STACK, stackTop)
+    this.writePhys64(percpuPhys + PERCPU_TOP_OF_STACK, directMap(stackPhys + THREAD_SIZE))
+    // The idle task (swapper/N) runs start_kernel and then cpu_idle on the boot stack.
     const idle = new Task(0, 0, null, `swapper/${i}`, null as unknown as Mm, new FdTable())
     idle.cwd = this.vfs.root
     idle.state = 'idle'
-    this.attachGuestTask(idle)
-    idle.setReg('ip', this.symbol('cpu_idle'))
-    idle.setReg('cs', KERNEL_CS)
-    idle.setReg('ss', KERNEL_SS)
-    idle.setReg('sp', stackTop)
-    idle.setReg('flags', 0x2) // cpu_idle does sti itself
-    return { percpu, stackTop, online: false, current: idle, idle }
+    this.guestTasks.attach(idle, stackPhys)
+    this.guestTasks.setOnCpu(idle, true)
+    this.byGuestTask.set(idle.guestTask, idle)
+    this.writePhys64(percpuPhys + PERCPU_CURRENT_TASK, idle.guestTask)
+    return { percpu, online: false, current: idle, idle }
   }
 
   symbol(name: string): number {
@@ -238,7 +276,7 @@ export class Kernel {
       c.ss = KERNEL_SS
       c.rflags = 0x2
       c.rip = entry
-      c.setLinear(4, st.stackTop)
+      c.setLinear(4, this.readKernel64(st.percpu + PERCPU_TOP_OF_STACK))
       c.setReg(7, i)
       c.setLinear(6, st.percpu)
     })
@@ -315,6 +353,7 @@ export class Kernel {
     files.install(new OpenFile(consoleErr, O_RDWR, '/dev/stderr-console'))
     const pid = this.nextPid++
     const task = new Task(pid, pid, null, basename(path), mm, files)
+    this.attachGuestTask(task)
     task.cwd = this.vfs.root
     task.pgid = pid // the first process leads its own session and process group, like init
     task.sid = pid
@@ -329,7 +368,6 @@ export class Kernel {
     task.setReg('ss', 0x2b)
     task.setReg('flags', 0x202)
     this.tasks.set(pid, task)
-    this.attachGuestTask(task)
     if (!this.init) this.init = task
     // Kick CPU 0 so it leaves the idle loop for the new task.
     this.machine.interrupt(0, TIMER_VECTOR)
@@ -386,40 +424,74 @@ export class Kernel {
 
   // ------------------------------------------------------------------ scheduling
 
-  private setNeedResched(cpu: Cpu): void {
-    this.writePhys64(this.physOfDirect(this.cpuState[cpu.id].percpu) + PERCPU_NEED_RESCHED, 1)
+  private percpuPhys(cpu: number): number {
+    return this.physOfDirect(this.cpuState[cpu].percpu)
   }
 
-  private pickNext(cpu: Cpu, prev: Task): Task {
-    // Wake parked tasks whose condition now holds.
-    for (const t of this.tasks.values()) {
-      if (t.state === 'parked' && t.waitCondition?.()) {
-        t.state = 'runnable'
-        t.waitCondition = null
-      }
+  private setNeedResched(cpu: Cpu | number): void {
+    this.writePhys64(this.percpuPhys(typeof cpu === 'number' ? cpu : cpu.id) + PERCPU_NEED_RESCHED, 1)
+  }
+
+  /** The host's view of a task's state, mirrored in its task_struct.__state for guest code and probes. */
+  setTaskState(t: Task, state: TaskState): void {
+    t.state = state
+    const guest =
+      state === 'sleeping'
+        ? t.sleepState
+        : state === 'stopped'
+          ? __TASK_STOPPED
+          : state === 'zombie'
+            ? TASK_DEAD
+            : state === 'new'
+              ? TASK_NEW
+              : TASK_RUNNING
+    this.guestTasks.setState(t, guest)
+  }
+
+  /** Is t some CPU's current task (its kernel stack in use)? */
+  private isCurrentAnywhere(t: Task): boolean {
+    for (const st of this.cpuState) if (st.current === t) return true
+    return false
+  }
+
+  /** The CPU t runs on, or -1. */
+  private cpuOf(t: Task): number {
+    return this.cpuState.findIndex((st) => st.current === t)
+  }
+
+  /**
+   * pick_next_task's host half: the least recently run runnable task other
+   * than prev (round robin, ties by pid), else prev if it may go on, else the
+   * idle task. A task whose stack another CPU is still leaving (on_cpu) is
+   * not taken. prev going to sleep is taken off the run queue here, unless
+   * what it waits for already holds (a wake-up between prepare_to_wait and
+   * schedule, which try_to_wake_up would have caught on Linux).
+   */
+  private pickNextTask(cpu: Cpu, prev: Task): Task {
+    if (prev.sleepPending) {
+      prev.sleepPending = false
+      if (this.shouldWake(prev)) this.setTaskState(prev, 'running')
+      else this.setTaskState(prev, 'sleeping')
     }
     let best: Task | null = null
     for (const t of this.tasks.values()) {
-      if (t.state !== 'runnable') continue
+      if (t.state !== 'runnable' || t === prev || this.guestTasks.onCpu(t)) continue
       if (!best || t.lastRan < best.lastRan || (t.lastRan === best.lastRan && t.pid < best.pid)) best = t
     }
-    if (best) return best
-    if (prev.state === 'running') return prev
-    return this.cpuState[cpu.id].idle
+    const next =
+      best ?? (prev.state === 'running' || prev.state === 'runnable' ? prev : this.cpuState[cpu.id].idle)
+    if (prev !== next && prev.state === 'running') this.setTaskState(prev, 'runnable')
+    if (next.state !== 'idle') {
+      this.setTaskState(next, 'running')
+      next.cpu = cpu.id
+    }
+    this.guestTasks.setOnCpu(next, true)
+    return next
   }
 
-  /** Switch this CPU's entry frame from the current task to next. */
-  private switchTo(cpu: Cpu, regs: number, next: Task): void {
-    const st = this.cpuState[cpu.id]
-    const prev = st.current
-    if (next === prev) {
-      if (prev.state !== 'idle') prev.state = 'running'
-      return
-    }
-    const frame = this.frame(regs)
-    frame.save(prev.regs)
+  /** __switch_to's host half: what Linux's switch_mm, switch_fpu and FS/GS loading switch. */
+  private switchTo(cpu: Cpu, prev: Task, next: Task): void {
     if (prev.state !== 'idle') {
-      // The FPU/SSE context goes with the task (switch_fpu_prepare / switch_fpu_finish).
       prev.xmm.set(cpu.xmm)
       prev.mxcsr = cpu.mxcsr
       restoreX87State(prev.x87, x87State(cpu))
@@ -428,13 +500,10 @@ export class Kernel {
       prev.lastRan = cpu.instructions
       rseqPreempt(prev)
       prev.utime += this.machine.cycles(cpu.id) - prev.runStart
-      if (prev.state === 'running') prev.state = 'runnable'
-      prev.cpu = -1
+      if (prev.cpu === cpu.id) prev.cpu = -1
     }
-    frame.load(next.regs)
-    if (next.state !== 'idle') {
-      next.state = 'running'
-      next.cpu = cpu.id
+    if (next.state === 'idle') cpu.setCr3(this.image.kernelSpace.root)
+    else {
       next.runStart = this.machine.cycles(cpu.id)
       cpu.xmm.set(next.xmm)
       cpu.mxcsr = next.mxcsr
@@ -442,29 +511,119 @@ export class Kernel {
       cpu.fsBase = next.fsBase
       cpu.kernelGsBase = next.gsBase
       cpu.setCr3(next.mm.space.root)
+      // rseq: a preempted or migrated task fixes up its critical section on the way to user mode.
+      if (next.rseq) this.setTif(next, _TIF_NOTIFY_RESUME)
     }
-    st.current = next
-    this.writePhys64(this.physOfDirect(st.percpu) + PERCPU_CURRENT_TASK, next.guestTask)
+    this.cpuState[cpu.id].current = next
   }
 
-  private schedule(cpu: Cpu, regs: number): void {
-    this.scheduleOnly(cpu, regs)
-    const next = this.current(cpu)
-    if (next.state === 'running') {
-      rseqHandleNotifyResume(this, cpu, next, this.frame(regs))
-      this.deliverSignals(cpu, next, this.frame(regs))
+  // ------------------------------------------------------------------ sleeping and waking
+
+  /** A leaf that must wait: remember what for; the guest sleeps (wait_event_host) and calls it again. */
+  private sleepOn(task: Task, r: WouldBlock): number {
+    const sleep: SleepCondition = { ready: r.ready, restartCode: r.restartCode ?? ERESTARTSYS }
+    if (r.cancel) sleep.cancel = r.cancel
+    task.sleep = sleep
+    return -EWOULDSLEEP
+  }
+
+  /** signal_pending_state: does a signal end a sleep in this state? */
+  private signalInterrupts(t: Task, state: number): boolean {
+    if (t.state === 'zombie' || t.pendingKill !== 0) return true
+    if ((state & TASK_INTERRUPTIBLE) !== 0) return this.hasDeliverableSignal(t)
+    if ((state & TASK_WAKEKILL) !== 0) return t.pending.has(SIGKILL)
+    return false
+  }
+
+  private hasDeliverableSignal(t: Task): boolean {
+    for (const sig of t.pending.keys()) if ((t.blocked & bit(sig)) === 0n) return true
+    return false
+  }
+
+  /** Should a sleeper wake: what it waits for holds, or a signal ends the sleep. */
+  private shouldWake(t: Task): boolean {
+    return (t.sleep?.ready() ?? false) || this.signalInterrupts(t, t.sleepState)
+  }
+
+  /**
+   * prepare_to_wait_event's host half: 1 if the condition holds (no sleep),
+   * the negative restart code if a signal ends the wait, else 0: current
+   * goes to sleep in @state at its next schedule().
+   */
+  private prepareToWait(task: Task, state: number): number {
+    if (task.sleep?.ready()) return 1
+    if (this.signalInterrupts(task, state)) {
+      task.sleep?.cancel?.()
+      return -(task.sleep?.restartCode ?? ERESTARTNOINTR)
+    }
+    task.sleepState = state
+    task.sleepPending = true
+    this.guestTasks.setState(task, state)
+    return 0
+  }
+
+  private finishWait(task: Task): void {
+    task.sleepPending = false
+    task.sleep = null
+    if (task.state === 'running') this.guestTasks.setState(task, TASK_RUNNING)
+  }
+
+  /** try_to_wake_up's host half: 1 if p slept in one of @state and is now runnable. */
+  private ttwu(p: Task, state: number): number {
+    if (p.sleepPending && (p.sleepState & state) !== 0) {
+      // Still on its CPU between prepare_to_wait and schedule: it simply does not go to sleep.
+      p.sleepPending = false
+      this.guestTasks.setState(p, TASK_RUNNING)
+      return 1
+    }
+    if (p.state !== 'sleeping' || (p.sleepState & state) === 0) return 0
+    this.setTaskState(p, 'runnable')
+    this.kickIdleCpu()
+    return 1
+  }
+
+  /** A task became runnable: an idle CPU (the lowest) leaves its halt to take it. */
+  private kickIdleCpu(): void {
+    for (let i = 0; i < this.cpuState.length; i++) {
+      if (this.cpuState[i].current.state === 'idle' && this.cpuState[i].online) {
+        this.setNeedResched(i)
+        this.machine.interrupt(i, TIMER_VECTOR)
+        return
+      }
     }
   }
 
-  private scheduleOnly(cpu: Cpu, regs: number): void {
-    this.writePhys64(this.physOfDirect(this.cpuState[cpu.id].percpu) + PERCPU_NEED_RESCHED, 0)
-    const prev = this.current(cpu)
-    if (prev.pendingKill !== 0 && prev.state === 'running') {
-      const sig = prev.pendingKill
-      prev.pendingKill = 0
-      this.exitTask(cpu, prev, 0, Math.max(sig, 0))
-    }
-    this.switchTo(cpu, regs, this.pickNext(cpu, prev))
+  /** The next sleeper to wake (sched_ttwu_pending asks until there is none). */
+  private ttwuPendingNext(): Task | null {
+    for (const t of this.tasks.values()) if (t.state === 'sleeping' && this.shouldWake(t)) return t
+    return null
+  }
+
+  /** After host work that may have made sleepers ready: flag this CPU so the guest wakes them. */
+  private noteWakeups(cpu: Cpu): void {
+    if (this.ttwuPendingNext()) this.writePhys64(this.percpuPhys(cpu.id) + PERCPU_TTWU_PENDING, 1)
+  }
+
+  private setTif(t: Task, bits: number): void {
+    if (t.guestTask) this.guestTasks.setFlags(t, this.guestTasks.flags(t) | bits)
+  }
+
+  private clearTif(t: Task, bits: number): void {
+    if (t.guestTask) this.guestTasks.setFlags(t, this.guestTasks.flags(t) & ~bits)
+  }
+
+  /** recalc_sigpending: TIF_SIGPENDING iff a signal the mask lets through is pending (or the task must die). */
+  recalcSigpending(t: Task): void {
+    if (t.pendingKill !== 0 || this.hasDeliverableSignal(t)) this.setTif(t, _TIF_SIGPENDING)
+    else this.clearTif(t, _TIF_SIGPENDING)
+  }
+
+  /** put_task_stack: a dead task's stack is free once no CPU is on it; its kretprobe instances go. */
+  private releaseTaskStack(t: Task): void {
+    if (t.stackPhys < 0 || this.guestTasks.onCpu(t)) return
+    for (const hook of this.taskDeadHooks) hook(t)
+    this.guestTasks.freeStack(t)
+    if (!this.tasks.has(t.pid) || this.tasks.get(t.pid) !== t) this.byGuestTask.delete(t.guestTask)
   }
 
   // ------------------------------------------------------------------ hypercalls
@@ -473,6 +632,11 @@ export class Kernel {
     const m = this.machine
     const arg = (c: Cpu, n: number) => c.getLinear([7, 6, 2, 10, 8, 9][n])
     const ret = (c: Cpu, v: number) => c.setLinear(0, v)
+    const taskAt = (addr: number): Task => {
+      const t = this.byGuestTask.get(addr)
+      if (!t) throw new Error(`no task_struct at ${formatLinear(addr)}`)
+      return t
+    }
     m.registerHypercall(HC_CPU_ONLINE, (c) => {
       this.cpuState[c.id].online = true
       ret(c, 0)
@@ -487,35 +651,74 @@ export class Kernel {
         this.jiffies++
         this.services.runDueWork()
       }
-      // Never switch here: the tick may have interrupted kernel code. Ask for a reschedule instead;
-      // the guest schedules on its way back to user mode, or from the idle loop.
-      const cur = this.current(c)
-      if (cur.pendingKill !== 0 || this.hasRunnable() || (cur.state === 'idle' && this.hasRunnable()))
-        this.setNeedResched(c)
+      // scheduler_tick: sleepers whose time came are woken by the guest (sched_ttwu_pending); the time
+      // slice ends if anything else may run. Switching waits for the return to user mode or the idle loop.
+      this.noteWakeups(c)
+      if (this.hasRunnable()) this.setNeedResched(c)
       ret(c, 0)
     })
-    m.registerHypercall(HC_SCHEDULE, (c) => {
-      const before = this.current(c)
-      this.schedule(c, arg(c, 0))
-      const after = this.current(c)
-      ret(c, after === before ? 0 : after.guestTask)
+    m.registerHypercall(HC_PICK_NEXT_TASK, (c) => {
+      this.writePhys64(this.percpuPhys(c.id) + PERCPU_NEED_RESCHED, 0)
+      ret(c, this.pickNextTask(c, taskAt(arg(c, 0))).guestTask)
+    })
+    m.registerHypercall(HC_SWITCH_TO, (c) => {
+      this.switchTo(c, taskAt(arg(c, 0)), taskAt(arg(c, 1)))
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_PUT_TASK_STACK, (c) => {
+      this.releaseTaskStack(taskAt(arg(c, 0)))
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_TTWU, (c) => ret(c, this.ttwu(taskAt(arg(c, 0)), arg(c, 1))))
+    m.registerHypercall(HC_TTWU_PENDING, (c) => ret(c, this.ttwuPendingNext()?.guestTask ?? 0))
+    m.registerHypercall(HC_WAKE_UP_NEW_TASK, (c) => {
+      const p = taskAt(arg(c, 0))
+      if (p.state === 'new') {
+        this.setTaskState(p, 'runnable')
+        this.kickIdleCpu()
+        // A fork is a time to let the child run (and the parent lose its slice), as before.
+        this.setNeedResched(c)
+      }
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_PREPARE_TO_WAIT, (c) => ret(c, this.prepareToWait(this.current(c), arg(c, 0))))
+    m.registerHypercall(HC_FINISH_WAIT, (c) => {
+      this.finishWait(this.current(c))
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_VFORK_WAIT, (c) => {
+      const child = this.byGuestTask.get(arg(c, 0))
+      if (!child) return ret(c, 0) // gone already: it let go of the memory long ago
+      ret(c, child.vforkDone ? 0 : this.sleepOn(this.current(c), { wouldBlock: true, ready: () => child.vforkDone }))
+    })
+    m.registerHypercall(HC_SIGNAL, (c) => {
+      const task = this.current(c)
+      const dies = this.doSignal(c, task, this.frame(arg(c, 0)))
+      this.recalcSigpending(task)
+      this.noteWakeups(c)
+      ret(c, dies ? 1 : 0)
+    })
+    m.registerHypercall(HC_NOTIFY_RESUME, (c) => {
+      const task = this.current(c)
+      this.clearTif(task, _TIF_NOTIFY_RESUME)
+      rseqHandleNotifyResume(this, c, task, this.frame(arg(c, 0)))
+      ret(c, 0)
     })
     m.registerHypercall(HC_SYSCALL, (c) => {
-      const regs = arg(c, 0)
-      const r = this.syscall(c, regs)
-      const frame = this.frame(regs)
-      frame.set('ax', r)
       const task = this.current(c)
-      if (task.state === 'running') this.deliverSignals(c, task, frame)
-      // The guest stores the result in regs->ax: give it what the frame now holds.
-      ret(c, frame.get('ax'))
+      const r = this.syscall(c, arg(c, 0))
+      // The mask may have changed (sigprocmask, sigsuspend, sigreturn) and sleepers may be ready.
+      this.recalcSigpending(task)
+      this.noteWakeups(c)
+      ret(c, r)
     })
     m.registerHypercall(HC_FILE_WRITE, (c) => {
       const task = this.current(c)
       const f = task.files.get(arg(c, 0))
       if (!f) return ret(c, -EBADF)
       const r = this.fileWrite(c, task, f, this.readKernel(arg(c, 1), arg(c, 2)))
-      ret(c, typeof r === 'number' ? r : this.park(c, task, r.ready))
+      this.noteWakeups(c)
+      ret(c, typeof r === 'number' ? r : this.sleepOn(task, r))
     })
     m.registerHypercall(HC_FILE_READ, (c) => {
       const task = this.current(c)
@@ -525,9 +728,10 @@ export class Kernel {
       if (typeof r === 'number') return ret(c, r)
       if (r instanceof Uint8Array) {
         this.writeKernel(arg(c, 1), r)
+        this.noteWakeups(c) // a writer waiting for room
         return ret(c, r.length)
       }
-      ret(c, this.park(c, task, r.ready))
+      ret(c, this.sleepOn(task, r))
     })
     m.registerHypercall(HC_FILE_OPEN, (c) => {
       const path = this.readKernelString(arg(c, 0))
@@ -545,20 +749,24 @@ export class Kernel {
     })
     m.registerHypercall(HC_EXECVE, (c) => {
       const path = this.readKernelString(arg(c, 0))
-      ret(
-        c,
-        this.withContext(c, arg(c, 1), (ctx) => execTask(ctx, path)),
-      )
+      const task = this.current(c)
+      const r = this.withContext(c, arg(c, 1), (ctx) => execTask(ctx, path))
+      this.recalcSigpending(task)
+      this.noteWakeups(c) // a vfork parent
+      ret(c, r)
     })
     m.registerHypercall(HC_EXIT, (c) => {
       const task = this.current(c)
-      const regs = arg(c, 1)
-      const code = (arg(c, 0) >> 8) & 0xff // do_exit's code is a wait status
-      if (this.frame(regs).get('orig_ax') === 231) this.exitGroup(c, task, code, 0)
-      else this.exitTask(c, task, code, 0)
-      // do_exit leaves through the frame: it must already describe what runs next.
-      this.schedule(c, regs)
-      ret(c, this.current(c).guestTask)
+      const status = arg(c, 0)
+      // do_exit's code is a wait status: the exit code in bits 8-15, or the signal that killed it.
+      const code = (status >> 8) & 0xff
+      const signal = status & 0x7f
+      if (task.state !== 'zombie') {
+        if (arg(c, 1) !== 0) this.exitGroup(c, task, code, signal)
+        else this.exitTask(c, task, code, signal)
+      }
+      this.noteWakeups(c)
+      ret(c, 0)
     })
     m.registerHypercall(HC_NOTIFY_DIE, (c) => {
       const fn = this.dieNotifiers[arg(c, 3)]
@@ -573,12 +781,16 @@ export class Kernel {
   }
 
   private hasRunnable(): boolean {
-    for (const t of this.tasks.values())
-      if (t.state === 'runnable' || (t.state === 'parked' && t.waitCondition?.())) return true
-    return false
+    for (const t of this.tasks.values()) if (t.state === 'runnable') return true
+    return this.ttwuPendingNext() !== null
   }
 
-  /** A task ends: it becomes a zombie (a thread is simply removed), and the CPU reschedules on its way out. */
+  /**
+   * A task ends: it becomes a zombie (a thread is simply removed). If it is
+   * some CPU's current task, it switches away for good (do_task_dead) and the
+   * next task's finish_task_switch frees its stack; otherwise (killed while
+   * switched out) its stack goes now.
+   */
   exitTask(c: Cpu, task: Task, code: number, signal: number): void {
     if (task.state === 'zombie') return
     // mm_release: robust futexes first, then the CLONE_CHILD_CLEARTID word.
@@ -589,7 +801,11 @@ export class Kernel {
       } catch {}
       this.futexWake(task.mm, task.clearChildTid, 1)
     }
-    task.state = 'zombie'
+    task.sleep?.cancel?.()
+    task.sleep = null
+    task.sleepPending = false
+    task.pendingKill = 0
+    this.setTaskState(task, 'zombie')
     task.exitCode = code
     task.exitSignal = signal
     task.vforkDone = true
@@ -615,7 +831,8 @@ export class Kernel {
       if (act.handler === SIG_IGN || (act.flags & 2) !== 0) this.reap(task)
       this.sendSignal(c, parent, { signo: SIGCHLD, code: signal ? 2 : 1, pid: task.pid }) // CLD_KILLED / CLD_EXITED
     }
-    if (task.cpu === c.id || this.current(c) === task) this.setNeedResched(c)
+    if (this.current(c) === task) this.setNeedResched(c)
+    else if (!this.isCurrentAnywhere(task)) this.releaseTaskStack(task)
     if (task === this.init) this.machine.stop(`init exited with status ${exitStatus(task).status}`)
   }
 
@@ -631,7 +848,13 @@ export class Kernel {
     return r
   }
 
-  /** Queue a signal for a task (kill, tgkill, faults). Ignored ones are dropped; a parked task is woken. */
+  /**
+   * Queue a signal for a task (kill, tgkill, faults, SIGCHLD, SIGPIPE).
+   * Ignored ones are dropped. The target acts on it on its way back to user
+   * mode (get_signal): a sleeper the signal interrupts is woken for that
+   * (signal_wake_up, through sched_ttwu_pending), a task running on another
+   * CPU is interrupted.
+   */
   sendSignal(c: Cpu, target: Task, info: SigInfo): void {
     const sig = info.signo
     const action = target.sighand.actions[sig]
@@ -648,36 +871,61 @@ export class Kernel {
       (action.handler === SIG_IGN || (action.handler === SIG_DFL && (def === 'ign' || def === 'cont')))
     )
       return
-    if (
-      sig === SIGKILL ||
-      (action.handler === SIG_DFL && (def === 'term' || def === 'core') && (target.blocked & bit(sig)) === 0n)
-    ) {
-      // A fatal signal ends the current task now; another task, as on Linux, when it next runs
-      // (complete_signal wakes it, get_signal ends it): until then it is no zombie for wait4.
-      // A stopped task does not run again by itself: SIGKILL ends it now (others wait for SIGCONT).
-      if (target === this.current(c) || (target.state === 'stopped' && sig === SIGKILL)) {
-        this.killTask(c, target, sig)
-        return
-      }
+    // A stopped task does not run again by itself: SIGKILL ends it now (others wait for SIGCONT).
+    if (target.state === 'stopped' && sig === SIGKILL) {
+      this.killTask(c, target, sig)
+      return
     }
     target.pending.set(sig, info)
-    if (target.state === 'parked' && (target.blocked & bit(sig)) === 0n) {
-      target.state = 'runnable'
-      target.waitCondition = null
-      target.interrupted = true
-    }
-    if (target.state === 'running' && target.cpu !== c.id) this.machine.interrupt(target.cpu, TIMER_VECTOR)
+    this.recalcSigpending(target)
+    if (target.state === 'sleeping' && this.signalInterrupts(target, target.sleepState)) this.noteWakeups(c)
+    const cpu = this.cpuOf(target)
+    if (cpu >= 0 && cpu !== c.id) this.machine.interrupt(cpu, TIMER_VECTOR)
   }
 
-  /** On the way back to user mode: run the first deliverable signal's handler (or its default action). */
-  deliverSignals(c: Cpu, task: Task, frame: PtRegsFrame): void {
-    if (
-      task.pending.size === 0 ||
-      task.state === 'zombie' ||
-      task.state === 'idle' ||
-      (frame.get('cs') & 3) !== 3
-    )
-      return
+  /**
+   * arch_do_signal_or_restart's host half, on the way back to user mode:
+   * a task marked to die (pendingKill) or whose signal's default action is
+   * fatal returns true with its wait status in task_struct.exit_code (the
+   * guest then calls do_group_exit); otherwise the first deliverable signal
+   * gets its handler's frame (or is ignored, or stops the group), and a
+   * syscall a signal cut short is settled as Linux settles it.
+   */
+  private doSignal(c: Cpu, task: Task, frame: PtRegsFrame): boolean {
+    if (task.state === 'zombie' || task.state === 'idle' || (frame.get('cs') & 3) !== 3) return false
+    if (task.pendingKill !== 0) {
+      // Another thread's exit_group or fatal signal: this one ends with the group's status.
+      const sig = task.pendingKill
+      task.pendingKill = 0
+      const leader = this.tasks.get(task.tgid) ?? task
+      this.guestTasks.setExitCode(task, sig > 0 ? sig : (leader.exitCode << 8) | leader.exitSignal)
+      return true
+    }
+    const r = this.deliverSignals(c, task, frame)
+    if (r > 0) {
+      this.guestTasks.setExitCode(task, r)
+      return true
+    }
+    // No handler ran: a syscall cut short starts again (restart_syscall's job for RESTARTBLOCK).
+    if (r < 0 && isSyscallFrame(frame)) {
+      const code = -frame.get('ax')
+      if (
+        code === ERESTARTNOHAND ||
+        code === ERESTARTSYS ||
+        code === ERESTARTNOINTR ||
+        code === ERESTART_RESTARTBLOCK
+      )
+        restartSyscall(frame)
+    }
+    return false
+  }
+
+  /**
+   * The first deliverable signal: 0 when a handler's frame was set up, -1
+   * when none ran (nothing deliverable, ignored, or a stop), or the signal
+   * number when its default action kills.
+   */
+  private deliverSignals(c: Cpu, task: Task, frame: PtRegsFrame): number {
     for (const [sig, info] of task.pending) {
       if ((task.blocked & bit(sig)) !== 0n) continue
       task.pending.delete(sig)
@@ -688,50 +936,53 @@ export class Kernel {
         if (def === 'ign' || def === 'cont') continue
         if (def === 'stop') {
           this.stopGroup(c, task, sig)
-          return
+          return -1
         }
-        this.killTask(c, task, sig)
-        return
+        return sig
       }
-      // A syscall cut short by the signal: restart it after the handler (SA_RESTART) or fail it with EINTR.
-      if (task.interrupted) {
-        task.interrupted = false
-        task.restart = null
-        // pause and sigsuspend always fail with EINTR (ERESTARTNOHAND); others restart under SA_RESTART.
-        const nr = frame.get('orig_ax')
-        if ((action.flags & SA_RESTART) === 0 || nr === 34 || nr === 130) {
-          frame.set('ip', frame.get('ip') + 2)
-          frame.set('ax', -4)
-        }
+      // A syscall cut short by the signal (handle_signal): EINTR, or run again after the handler.
+      if (isSyscallFrame(frame)) {
+        const code = -frame.get('ax')
+        const restart =
+          code === ERESTARTNOINTR || (code === ERESTARTSYS && (action.flags & SA_RESTART) !== 0)
+        if (restart) restartSyscall(frame)
+        else if (
+          code === ERESTARTSYS ||
+          code === ERESTARTNOHAND ||
+          code === ERESTART_RESTARTBLOCK
+        )
+          frame.set('ax', -EINTR)
+        if (code >= ERESTARTSYS && code <= ERESTART_RESTARTBLOCK) task.restart = null
       }
       // sigsuspend's temporary mask: the handler's frame saves the mask from before the call.
       const oldMask = task.savedSigmask ?? task.blocked
       task.savedSigmask = null
-      if (!rseqSignalDeliver(this, c, task, frame)) return
+      if (!rseqSignalDeliver(this, c, task, frame)) return SIGSEGV
       if (
         !setupRtFrame(task, frame, info, action, oldMask, info.trapno ?? 0, info.err ?? 0, info.addr ?? 0, c)
-      ) {
-        this.killTask(c, task, SIGSEGV)
-        return
-      }
+      )
+        return SIGSEGV
       task.blocked = sanitizeMask(
         task.blocked | action.mask | ((action.flags & SA_NODEFER) === 0 ? bit(sig) : 0n),
       )
       if ((action.flags & SA_RESETHAND) !== 0) Object.assign(action, { handler: SIG_DFL, flags: 0 })
-      return
+      return 0
     }
+    return -1
   }
 
   /** Job control: a stop signal's default action stops every thread of the group; the parent hears SIGCHLD (CLD_STOPPED). */
   stopGroup(c: Cpu, task: Task, sig: number): void {
     for (const t of this.tasks.values()) {
       if (t.tgid !== task.tgid || t.state === 'zombie') continue
-      if (t.state === 'running' && t.cpu !== c.id) {
+      const cpu = this.cpuOf(t)
+      if (cpu >= 0 && cpu !== c.id) {
         t.pendingKill = 0
-        this.machine.interrupt(t.cpu, TIMER_VECTOR)
+        this.machine.interrupt(cpu, TIMER_VECTOR)
       }
       t.stopSignal = sig
-      t.state = 'stopped'
+      // A sleeper stays asleep under the stop: SIGCONT puts it back to sleep, what it waits for unchanged.
+      this.setTaskState(t, 'stopped')
     }
     const leader = this.tasks.get(task.tgid) ?? task
     leader.stopReported = false
@@ -747,48 +998,60 @@ export class Kernel {
     let any = false
     for (const t of this.tasks.values()) {
       if (t.tgid === task.tgid && t.state === 'stopped') {
-        t.state = t.waitCondition ? 'parked' : 'runnable'
+        if (t.sleep && !t.sleepPending) this.setTaskState(t, 'sleeping')
+        else {
+          this.setTaskState(t, 'runnable')
+          this.kickIdleCpu()
+        }
         any = true
       }
     }
     if (any) (this.tasks.get(task.tgid) ?? task).continueReported = false
   }
 
-  /** A fatal signal (default action): the whole thread group ends with it. */
+  /**
+   * A fatal signal: the whole thread group ends with it. A thread some CPU is
+   * running dies on its way back to user mode (do_group_exit); one switched
+   * out ends now.
+   */
   killTask(c: Cpu, target: Task, sig: number): void {
     const leader = this.tasks.get(target.tgid) ?? target
     for (const t of [...this.tasks.values()]) {
       if (t.tgid !== leader.tgid || t.state === 'zombie') continue
-      if (t.state === 'running' && t.cpu !== c.id) {
-        t.pendingKill = sig
-        this.machine.interrupt(t.cpu, TIMER_VECTOR)
-      } else this.exitTask(c, t, 0, sig)
+      this.zap(c, t, sig, 0, sig)
     }
+  }
+
+  /** One thread of a dying group: marked if on a CPU (it dies at its exit to user mode), else ended now. */
+  private zap(c: Cpu, t: Task, mark: number, code: number, signal: number): void {
+    const cpu = this.cpuOf(t)
+    if (cpu < 0) {
+      this.exitTask(c, t, code, signal)
+      return
+    }
+    t.pendingKill = mark
+    this.recalcSigpending(t)
+    if (cpu !== c.id) this.machine.interrupt(cpu, TIMER_VECTOR)
   }
 
   /** exit_group / a fatal signal: every thread of the group ends; the leader's status is the group's. */
   exitGroup(c: Cpu, task: Task, code: number, signal: number): void {
-    for (const t of [...this.tasks.values()]) {
-      if (t.tgid === task.tgid && t !== task && t.state !== 'zombie') {
-        if (t.state === 'running' && t.cpu !== c.id) {
-          t.pendingKill = signal || -1
-          this.machine.interrupt(t.cpu, TIMER_VECTOR)
-        } else this.exitTask(c, t, code, signal)
-      }
-    }
     const leader = this.tasks.get(task.tgid)
-    this.exitTask(c, task, code, signal)
     if (leader && leader !== task) {
       leader.exitCode = code
       leader.exitSignal = signal
     }
+    for (const t of [...this.tasks.values()])
+      if (t.tgid === task.tgid && t !== task && t.state !== 'zombie') this.zap(c, t, signal || -1, code, signal)
+    this.exitTask(c, task, code, signal)
   }
 
   /**
    * An exception the guest passes on. First chance: a user-mode fault (demand
-   * paging, copy-on-write, else a signal), or a kernel-mode #PF on a user
-   * address (page it in, or return 0 so the exception table makes -EFAULT).
-   * Fatal: an oops the guest already printed.
+   * paging, copy-on-write, else a signal, delivered on the way back to user
+   * mode), or a kernel-mode #PF on a user address (page it in, or return 0 so
+   * the exception table makes -EFAULT). Fatal: an oops the guest already
+   * printed; in a task the guest then ends it (make_task_dead).
    */
   private exception(
     c: Cpu,
@@ -806,13 +1069,10 @@ export class Kernel {
         this.jiffies,
         `oops: trap ${trapnr} error 0x${errorCode.toString(16)} at ${this.kallsyms.format(frame.get('ip'))} in ${task.comm}`,
       )
-      if (task.state === 'idle') {
+      if (task.state === 'idle' || !fatal) {
         this.machine.stop(`kernel oops: trap ${trapnr} at ${this.kallsyms.format(frame.get('ip'))}`, true)
         return 0
       }
-      // Like make_task_dead(): the task dies and the CPU goes on with something else.
-      this.killTask(c, task, SIGSEGV)
-      this.schedule(c, regs)
       return 1
     }
     if (trapnr === 14 && task.state !== 'idle') {
@@ -840,9 +1100,12 @@ export class Kernel {
       if (info.code === 0) return 1 // a spurious FPU trap: retry (math_error)
       info.addr = frame.get('ip')
     }
-    // A fault's signal cannot wait: blocked or ignored, it kills (force_sig_fault).
+    // A fault's signal cannot wait: blocked or ignored, it kills (force_sig_fault unblocks it).
     const action = task.sighand.actions[signal]
-    if ((task.blocked & bit(signal)) !== 0n || action.handler === SIG_IGN) action.handler = SIG_DFL
+    if ((task.blocked & bit(signal)) !== 0n || action.handler === SIG_IGN) {
+      action.handler = SIG_DFL
+      task.blocked &= ~bit(signal)
+    }
     // show_unhandled_signals: a fault that kills leaves its trace in dmesg, as on Linux.
     if (action.handler === SIG_DFL) {
       const hex = (v: number) => formatLinear(v, 0).slice(2)
@@ -852,18 +1115,13 @@ export class Kernel {
         `${task.comm}[${task.pid}]: ${what} ip ${hex(frame.get('ip'))} sp ${hex(frame.get('sp'))} error ${errorCode.toString(16)}`,
       )
     }
+    // Synchronous signals go first (dequeue_synchronous_signal): ahead of anything already pending.
+    const others = [...task.pending].filter(([s]) => s !== signal)
+    task.pending.clear()
     task.pending.set(signal, info)
-    this.deliverSignals(c, task, frame)
-    if (task.state === 'zombie') this.schedule(c, regs)
+    for (const [s, i] of others) task.pending.set(s, i)
+    this.recalcSigpending(task)
     return 1
-  }
-
-  /** A call that must wait: park the task; the guest restarts the syscall (-ERESTARTNOINTR). */
-  private park(c: Cpu, task: Task, ready: () => boolean): number {
-    task.state = 'parked'
-    task.waitCondition = ready
-    this.setNeedResched(c)
-    return -ERESTARTNOINTR
   }
 
   // ------------------------------------------------------------------ die notifiers
@@ -920,7 +1178,7 @@ export class Kernel {
       kernel: this,
       cpu: c,
       task: this.serving,
-      frame: this.frame(regs || this.cpuState[c.id].stackTop - PT_REGS_SIZE),
+      frame: this.frame(regs || this.readKernel64(this.cpuState[c.id].percpu + PERCPU_TOP_OF_STACK) - PT_REGS_SIZE),
       regs,
     }
     try {
@@ -968,13 +1226,8 @@ export class Kernel {
       if (task.restart?.nr === nr) task.restart = null
       return r
     }
-    // The call must wait: restart it when ready, on whichever CPU runs the task next.
-    task.state = 'parked'
-    task.waitCondition = r.ready
-    frame.set('ip', frame.get('ip') - 2)
-    frame.set('ax', nr)
-    this.setNeedResched(c)
-    return nr
+    // The call must wait: the guest sleeps (sys_ni_host) and calls again once woken.
+    return this.sleepOn(task, r)
   }
 
   private randomState = 0x9e3779b9
@@ -996,29 +1249,17 @@ export class Kernel {
     return this.nextPid++
   }
 
-  private slab = { frame: -1, used: 4096 }
-  /**
-   * Give a task its guest struct task_struct (opaque to the guest code, which
-   * only passes the pointer to __switch_to): pid at +0, tgid at +4, comm at
-   * +16 (TASK_COMM_LEN 16), so probe handlers and fetchargs can read them.
-   */
+  /** Give a task its struct task_struct and kernel stack; a new one first runs through ret_from_fork. */
   attachGuestTask(t: Task): void {
-    const SIZE = 256
-    if (this.slab.used + SIZE > 4096) this.slab = { frame: this.machine.frames.alloc(), used: 0 }
-    const phys = this.slab.frame * 4096 + this.slab.used
-    this.slab.used += SIZE
-    this.machine.memory.write32(phys, t.pid)
-    this.machine.memory.write32(phys + 4, t.tgid)
-    this.machine.memory.writeBytes(phys + 16, utf8Encode(t.comm.slice(0, 15)))
-    t.guestTask = directMap(phys)
+    this.guestTasks.attach(t)
+    this.guestTasks.setupForkFrame(t)
+    this.setTaskState(t, t.state)
+    this.byGuestTask.set(t.guestTask, t)
   }
 
   /** Keep the guest copy of comm current (after execve). */
   updateGuestComm(t: Task): void {
-    if (!t.guestTask) return
-    const phys = t.guestTask - PAGE_OFFSET
-    this.machine.memory.fill(phys + 16, 16, 0)
-    this.machine.memory.writeBytes(phys + 16, utf8Encode(t.comm.slice(0, 15)))
+    if (t.guestTask) this.guestTasks.updateComm(t)
   }
 
   newMm(): Mm {
@@ -1033,6 +1274,8 @@ export class Kernel {
   /** Remove a zombie after wait4 collected it. */
   reap(t: Task): void {
     this.tasks.delete(t.pid)
+    // A thread is reaped as it exits, while its stack may still be in use: that one waits for put_task_stack.
+    if (t.stackPhys < 0) this.byGuestTask.delete(t.guestTask)
     // Its CPU time (and its own children's) now counts as its parent's children's (RUSAGE_CHILDREN, tms_cutime).
     if (t.parent && t.isThreadGroupLeader) t.parent.cutime += t.utime + t.cutime
     if (t.parent) t.parent.children = t.parent.children.filter((c) => c !== t)
@@ -1064,7 +1307,16 @@ export class Kernel {
 /** A host die notifier: (val, regs, trapnr, cpu, err) -> NOTIFY_* (err: die_args.err, DR6 for DIE_DEBUG). */
 export type DieNotifier = (val: number, regs: number, trapnr: number, cpu: Cpu, err: number) => number
 
-const ERESTARTNOINTR = 513
+/** The frame entered the kernel through syscall (orig_ax holds its number; exceptions store -1). */
+function isSyscallFrame(frame: PtRegsFrame): boolean {
+  return frame.get('orig_ax') >= 0
+}
+
+/** Point the frame back at the syscall instruction, to run the same call again. */
+function restartSyscall(frame: PtRegsFrame): void {
+  frame.set('ax', frame.get('orig_ax'))
+  frame.set('ip', frame.get('ip') - 2)
+}
 
 function le32(v: number): Uint8Array {
   const b = new Uint8Array(4)

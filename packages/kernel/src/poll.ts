@@ -5,6 +5,7 @@
 // signal mask is not applied while waiting (a signal still interrupts the
 // wait with EINTR).
 
+import { ERESTARTNOHAND } from './errno.js'
 import type { SyscallContext, SyscallResult } from './syscalls.js'
 import type { Task } from './task.js'
 import { copyFromUser, copyToUser, readUserU64 } from './user-memory.js'
@@ -64,6 +65,7 @@ function doPoll(
   return {
     wouldBlock: true,
     ready: () => scan(false) > 0 || (deadline !== undefined && kernel.machine.cycles(0) >= deadline),
+    restartCode: ERESTARTNOHAND,
   }
 }
 

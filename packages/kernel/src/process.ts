@@ -30,7 +30,10 @@ export const CLONE_PARENT_SETTID = 0x100000
 export const CLONE_CHILD_CLEARTID = 0x200000
 export const CLONE_CHILD_SETTID = 0x1000000
 
-/** do_fork's host half: a new task that returns 0 from the same syscall (tls: clone3's; clone passes it in r8). */
+/**
+ * copy_process's host half: a new task (TASK_NEW until wake_up_new_task) whose kernel stack returns
+ * 0 from the same syscall through ret_from_fork (tls: clone3's; clone passes it in r8). Its pid.
+ */
 export function forkTask(
   ctx: SyscallContext,
   flags: number,
@@ -62,6 +65,8 @@ export function forkTask(
   child.pgid = parent.pgid
   child.sid = parent.sid
   child.rlimits = thread ? parent.rlimits : parent.rlimits.map((r) => ({ ...r }))
+  child.state = 'new'
+  kernel.attachGuestTask(child)
   frame.save(child.regs)
   child.setReg('ax', 0)
   if (stack) child.setReg('sp', stack)
@@ -73,13 +78,6 @@ export function forkTask(
   child.lastRan = ctx.cpu.instructions
   realParent?.children.push(child)
   kernel.tasks.set(pid, child)
-  kernel.attachGuestTask(child)
-  if ((flags & CLONE_VFORK) !== 0) {
-    // The parent sleeps (its syscall already returning the pid) until the child execs or exits.
-    parent.state = 'parked'
-    parent.waitCondition = () => child.vforkDone
-  }
-  kernel.requestReschedule(ctx.cpu)
   return pid
 }
 
@@ -283,7 +281,15 @@ export function futex(
     task.restart = { nr: 202, woken: false }
     kernel.futexWaiters.push({ task, mm: task.mm, uaddr })
     const me = task
-    return { wouldBlock: true, ready: () => me.restart?.woken === true }
+    return {
+      wouldBlock: true,
+      ready: () => me.restart?.woken === true,
+      // A signal ends the wait: this waiter must not take a later wake-up.
+      cancel: () => {
+        const i = kernel.futexWaiters.findIndex((w) => w.task === me)
+        if (i >= 0) kernel.futexWaiters.splice(i, 1)
+      },
+    }
   }
   if (cmd === 1 || cmd === 10) return kernel.futexWake(task.mm, uaddr, val)
   if (cmd === 3 || cmd === 4) {

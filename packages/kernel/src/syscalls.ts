@@ -6,7 +6,18 @@
 import type { Cpu } from '@probekit/x86-emu'
 import { sysGetrusage, sysTimes } from './cputime.js'
 import { sysGetgroups, sysGetresid } from './credentials.js'
-import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, ESRCH } from './errno.js'
+import {
+  EBADF,
+  EEXIST,
+  EINVAL,
+  EISDIR,
+  ENOENT,
+  ENOTDIR,
+  ENOTTY,
+  EPERM,
+  ERESTARTNOHAND,
+  ESRCH,
+} from './errno.js'
 import {
   O_ACCMODE,
   O_APPEND,
@@ -26,7 +37,7 @@ import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
 import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './permissions.js'
 import { sysPoll, sysPpoll } from './poll.js'
 import { sysPrctl } from './prctl.js'
-import { forkTask, futex, wait4, waitid } from './process.js'
+import { futex, wait4, waitid } from './process.js'
 import { sysGetpgid, sysGetpgrp, sysGetsid, sysSetpgid, sysSetsid } from './process-groups.js'
 import { sysGetrlimit, sysPrlimit64, sysSetrlimit } from './rlimits.js'
 import { sysGetRobustList, sysSetRobustList } from './robust-futex.js'
@@ -733,9 +744,11 @@ def(130, 'rt_sigsuspend', ({ task }, mask, size) => {
   if (task.savedSigmask === null) task.savedSigmask = task.blocked
   task.blocked = sanitizeMask(new DataView(copyFromUser(task.mm, mask, 8).buffer).getBigUint64(0, true))
   if (deliverable(task)) return -4 // EINTR: the handler runs on the way out, with the old mask saved
-  return { wouldBlock: true, ready: () => false } // only a signal wakes it
+  return { wouldBlock: true, ready: () => false, restartCode: ERESTARTNOHAND } // only a signal wakes it
 })
-def(34, 'pause', ({ task }) => (deliverable(task) ? -4 : { wouldBlock: true, ready: () => false }))
+def(34, 'pause', ({ task }) =>
+  deliverable(task) ? -4 : { wouldBlock: true, ready: () => false, restartCode: ERESTARTNOHAND },
+)
 def(15, 'rt_sigreturn', ({ kernel, cpu, task, frame }) => {
   const mask = restoreRtFrame(task, frame, cpu)
   if (mask === null) {
@@ -903,9 +916,6 @@ def(247, 'waitid', (ctx, idtype, id, infop, options) => waitid(ctx, idtype, id |
 def(202, 'futex', (ctx, uaddr, op, val, val2, uaddr2, val3) =>
   futex(ctx, uaddr, op, val, val2, uaddr2, val3 | 0),
 )
-def(57, 'fork', (ctx) => forkTask(ctx, 17, 0, 0, 0))
-def(58, 'vfork', (ctx) => forkTask(ctx, 0x4000 | 0x100 | 17, 0, 0, 0))
-def(56, 'clone', (ctx, flags, stack, ptid, ctid) => forkTask(ctx, flags, stack, ptid, ctid))
 
 /** Sleep until the virtual clock passes a deadline kept across restarts. */
 function sleepUntil(ctx: SyscallContext, nr: number, ns: number): SyscallResult {
@@ -918,7 +928,8 @@ function sleepUntil(ctx: SyscallContext, nr: number, ns: number): SyscallResult 
     }
   } else task.restart = { nr, deadline: now + ns }
   const deadline = task.restart!.deadline!
-  return { wouldBlock: true, ready: () => kernel.machine.cycles(0) >= deadline }
+  // A handler makes it EINTR; without one (SIGSTOP/SIGCONT) it goes on to the same deadline (restart_block).
+  return { wouldBlock: true, ready: () => kernel.machine.cycles(0) >= deadline, restartCode: ERESTARTNOHAND }
 }
 function timespecNs(ctx: SyscallContext, ts: number): number {
   return readUserU64(ctx.task.mm, ts) * 1e9 + readUserU64(ctx.task.mm, ts + 8)

@@ -1,6 +1,7 @@
-// Tasks (task_struct): a thread of a process, with its saved user context.
-// Kernel code never blocks, so a task off-CPU is fully described by the
-// pt_regs frame it last entered the kernel with, plus its FS/GS bases.
+// Tasks (task_struct): a thread of a process. Each has a kernel stack in
+// guest memory with its pt_regs (the user context it last entered the
+// kernel with) at the top; a task off-CPU waits inside schedule() on that
+// stack. The host keeps what Linux keeps in the rest of task_struct.
 
 import { newX87State, type X87State } from '@probekit/x86-emu'
 import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from './abi.js'
@@ -11,12 +12,30 @@ import type { RseqRegistration } from './rseq.js'
 import { type SigInfo, SignalHandlers } from './signals.js'
 import type { Directory } from './vfs.js'
 
-export type TaskState = 'runnable' | 'running' | 'parked' | 'stopped' | 'zombie' | 'idle'
+export type TaskState = 'new' | 'runnable' | 'running' | 'sleeping' | 'stopped' | 'zombie' | 'idle'
+
+/** What a sleeping task waits for: the host leaf that said -EWOULDSLEEP set it. */
+export interface SleepCondition {
+  /** True once the task can go on (it then calls the leaf again). */
+  ready: () => boolean
+  /** The restart code a signal ends the sleep with (ERESTARTSYS unless the call says otherwise). */
+  restartCode: number
+  /** Undo what the leaf queued (a futex waiter) when a signal ends the sleep. */
+  cancel?: () => void
+}
 
 export class Task {
-  /** The saved pt_regs frame (user context while off-CPU). */
-  readonly regs = new Uint8Array(PT_REGS_SIZE)
+  /** Its pt_regs: the top of its kernel stack (a view into guest memory once the stack exists). */
+  regs: Uint8Array = new Uint8Array(PT_REGS_SIZE)
+  /** Physical address of its kernel stack (THREAD_SIZE bytes), or -1. */
+  stackPhys = -1
   state: TaskState = 'runnable'
+  /** While sleeping: TASK_INTERRUPTIBLE or TASK_KILLABLE. */
+  sleepState = 0
+  /** prepare_to_wait_event has run and schedule() has not yet taken it off its CPU. */
+  sleepPending = false
+  /** What it waits for (set by a leaf that returned -EWOULDSLEEP, cleared by finish_wait). */
+  sleep: SleepCondition | null = null
   fsBase = 0
   /** The user GS base (in KERNEL_GS_BASE while the task is in the kernel). */
   gsBase = 0
@@ -26,8 +45,6 @@ export class Task {
   children: Task[] = []
   /** CLONE_CHILD_CLEARTID / set_tid_address: cleared and futex-woken at exit. */
   clearChildTid = 0
-  /** Woken when this returns true; the task then re-runs its syscall. */
-  waitCondition: (() => boolean) | null = null
   /** The CPU it runs on, or -1. */
   cpu = -1
   /** Address of its guest struct task_struct. */
@@ -68,8 +85,6 @@ export class Task {
   continueReported = true
   /** The mask rt_sigsuspend replaced, restored when its handler returns. */
   savedSigmask: bigint | null = null
-  /** Its parked syscall was cut short by a signal (restart or EINTR, by SA_RESTART). */
-  interrupted = false
   /** set_robust_list: the user address of its robust futex list head (0: none). */
   robustList = 0
   /** rseq registration (null: none). */
@@ -93,7 +108,7 @@ export class Task {
   }
 
   private get view(): DataView {
-    return new DataView(this.regs.buffer)
+    return new DataView(this.regs.buffer, this.regs.byteOffset, PT_REGS_SIZE)
   }
 
   getReg(f: PtRegsField): number {

@@ -7,7 +7,9 @@
 #include <linux/errno.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/sched.h>
 #include <linux/syscalls.h>
+#include <linux/wait.h>
 #include <asm/hypercall.h>
 #include <asm/percpu.h>
 #include <asm/uaccess.h>
@@ -19,7 +21,12 @@ char *rw_bounce_buffer(void)
 	return bounce_buffers[smp_processor_id()];
 }
 
-/* Leaves: the host's file operations. pos: the offset to use, or -1 for the file position. */
+/*
+ * Leaves: the host's file operations. pos: the offset to use, or -1 for the
+ * file position. A pipe (or terminal) with nothing to read, or no room to
+ * write, says -EWOULDSLEEP and the caller sleeps until it has (the host
+ * tells which: pipe_read and pipe_write wait on their pipe's queues).
+ */
 noinline ssize_t host_file_read(unsigned int fd, char *kbuf, size_t count, loff_t pos)
 {
 	return hypercall4(HC_FILE_READ, fd, kbuf, count, pos);
@@ -28,6 +35,16 @@ noinline ssize_t host_file_read(unsigned int fd, char *kbuf, size_t count, loff_
 noinline ssize_t host_file_write(unsigned int fd, const char *kbuf, size_t count, loff_t pos)
 {
 	return hypercall4(HC_FILE_WRITE, fd, kbuf, count, pos);
+}
+
+static ssize_t file_read_wait(unsigned int fd, char *kbuf, size_t count, loff_t pos)
+{
+	return wait_event_host_call(host_file_read(fd, kbuf, count, pos), TASK_INTERRUPTIBLE);
+}
+
+static ssize_t file_write_wait(unsigned int fd, const char *kbuf, size_t count, loff_t pos)
+{
+	return wait_event_host_call(host_file_write(fd, kbuf, count, pos), TASK_INTERRUPTIBLE);
 }
 
 noinline int rw_verify_area(int read_write, unsigned int fd, const loff_t *ppos, size_t count)
@@ -57,7 +74,7 @@ noinline ssize_t vfs_read(unsigned int fd, char __user *buf, size_t count, loff_
 	/* At least one call even for count 0, so that a bad fd still says -EBADF. */
 	do {
 		size_t chunk = min(count - done, (size_t)BOUNCE_SIZE);
-		ssize_t n = host_file_read(fd, kbuf, chunk, pos ? *pos : -1);
+		ssize_t n = file_read_wait(fd, kbuf, chunk, pos ? *pos : -1);
 
 		if (n < 0) {
 			ret = n;
@@ -100,7 +117,7 @@ noinline ssize_t vfs_write(unsigned int fd, const char __user *buf, size_t count
 			ret = -EFAULT;	/* a bad page: -EFAULT if nothing was written yet */
 			break;
 		}
-		n = host_file_write(fd, kbuf, chunk, pos ? *pos : -1);
+		n = file_write_wait(fd, kbuf, chunk, pos ? *pos : -1);
 		if (n < 0) {
 			ret = n;
 			break;

@@ -51,6 +51,7 @@
 #define PERCPU_USER_RSP		32
 #define PERCPU_NEED_RESCHED	40
 #define PERCPU_IRQ_COUNT	48
+#define PERCPU_TTWU_PENDING	56	/* [ext] the host has tasks for sched_ttwu_pending() to wake */
 #define PERCPU_GDT		64
 #define PERCPU_TSS		256
 #define PERCPU_SIZE		4096
@@ -86,22 +87,71 @@
 #define HC_CPU_ONLINE		0x100	/* cpu */
 #define HC_PRINTK		0x101	/* kbuf, len */
 #define HC_SYSCALL		0x102	/* regs -> value stored in regs->ax */
-#define HC_SCHEDULE		0x103	/* regs -> next task_struct or 0 [ext: result] */
 #define HC_EXCEPTION		0x104	/* regs, trapnr, error_code, fatal [ext], cr2 [ext] -> 1 handled, 0 not */
 #define HC_NOTIFY_DIE		0x105	/* val, regs, trapnr, index, die_args [ext] -> NOTIFY_* */
 #define HC_TIMER_TICK		0x106	/* regs */
 #define HC_FILE_READ		0x107	/* fd, kbuf, count, pos or -1 [ext] -> bytes or -errno */
 #define HC_FILE_WRITE		0x108	/* fd, kbuf, count, pos or -1 [ext] -> bytes or -errno */
 #define HC_FILE_OPEN		0x109	/* kpath, flags, mode, dfd [ext] -> fd or -errno */
-#define HC_FORK			0x10a	/* struct kernel_clone_args * -> pid */
+#define HC_FORK			0x10a	/* struct kernel_clone_args * -> the child's task_struct (TASK_NEW) or -errno */
 #define HC_EXECVE		0x10b	/* kpath, regs -> 0 or -errno */
-#define HC_EXIT			0x10c	/* exit_code, regs -> next task_struct or 0 [ext: result] */
+#define HC_EXIT			0x10c	/* exit_code, group -> 0; the task is dead: do_task_dead() follows */
 #define HC_KRETPROBE_TRAMPOLINE	0x10d	/* [ext] regs -> the real return address */
 #define HC_CALL_RETURN		0x10e	/* [ext] value: kernel_call_return reached */
+#define HC_PICK_NEXT_TASK	0x110	/* prev -> next task_struct (may be prev); next is on_cpu */
+#define HC_SWITCH_TO		0x111	/* prev, next: the host's half of __switch_to (mm, FPU, FS/GS) */
+#define HC_PUT_TASK_STACK	0x112	/* task: a dead task's kernel stack is free */
+#define HC_TTWU			0x113	/* task, state -> 1 woken, 0 not sleeping in state */
+#define HC_TTWU_PENDING		0x114	/* -> a sleeping task_struct to wake, or 0 */
+#define HC_WAKE_UP_NEW_TASK	0x115	/* task: a new task becomes runnable */
+#define HC_PREPARE_TO_WAIT	0x116	/* state -> 1 condition holds, 0 sleeping, -ERESTART* interrupted */
+#define HC_FINISH_WAIT		0x117	/* the task runs again */
+#define HC_SIGNAL		0x118	/* regs -> 0, or a wait status: the task dies of a signal */
+#define HC_NOTIFY_RESUME	0x119	/* regs: return-to-user work (rseq) */
+#define HC_VFORK_WAIT		0x11a	/* child -> 0 done, -EWOULDSLEEP until the child execs or exits */
 
 /* HC_EXCEPTION's 4th argument (r10) [ext] */
 #define EXC_FIRST_CHANCE	0	/* user fault, or a kernel fault on a user address (demand paging) */
 #define EXC_FATAL		1	/* kernel oops: no fixup; the CPU halts unless the host returns 1 */
+
+/* ---- struct task_struct: host-allocated, these fields shared [ext] ---- */
+#define TASK_PID		0	/* int */
+#define TASK_TGID		4	/* int */
+#define TASK_STATE		8	/* unsigned int __state */
+#define TASK_ON_CPU		12	/* int: 1 from pick_next_task until finish_task_switch */
+#define TASK_COMM		16	/* char[16] */
+#define TASK_THREAD_SP		32	/* thread.sp: the saved kernel rsp while switched out */
+#define TASK_STACK		40	/* the kernel stack's lowest address */
+#define TASK_FLAGS		48	/* thread_info.flags (TIF_*) */
+#define TASK_EXIT_CODE		56	/* int: the wait status a fatal signal leaves (get_signal) */
+#define TASK_STRUCT_SIZE	256
+#define THREAD_SIZE		16384	/* kernel stack per task; pt_regs at its top */
+/* __state */
+#define TASK_RUNNING		0x0000
+#define TASK_INTERRUPTIBLE	0x0001
+#define TASK_UNINTERRUPTIBLE	0x0002
+#define __TASK_STOPPED		0x0004
+#define TASK_DEAD		0x0080
+#define TASK_WAKEKILL		0x0100
+#define TASK_NEW		0x0800
+#define TASK_KILLABLE		0x0102	/* TASK_WAKEKILL | TASK_UNINTERRUPTIBLE */
+#define TASK_NORMAL		0x0003	/* TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE */
+/* thread_info.flags */
+#define TIF_NOTIFY_RESUME	1
+#define TIF_SIGPENDING		2
+#define _TIF_NOTIFY_RESUME	0x2
+#define _TIF_SIGPENDING		0x4
+/* struct inactive_task_frame (what __switch_to_asm leaves on a switched-out stack) */
+#define FRAME_R15		0
+#define FRAME_R14		8
+#define FRAME_R13		16
+#define FRAME_R12		24
+#define FRAME_BX		32
+#define FRAME_BP		40
+#define FRAME_RET_ADDR		48
+#define INACTIVE_TASK_FRAME_SIZE 56
+/* A host leaf that must wait returns this; the caller sleeps (wait_event_host) and calls it again. */
+#define EWOULDSLEEP		1000
 
 /* ---- Vectors ---------------------------------------------------------- */
 #define X86_TRAP_DE		0

@@ -22,16 +22,18 @@ noinline void cpu_online(unsigned long cpu)
 }
 
 /*
- * The idle loop: enable interrupts and halt until one arrives. sti only
- * takes effect after the next instruction, so no interrupt can slip in
- * between the two and leave us halted with work pending. The timer
- * interrupt's exit path (irqentry_exit) is where the host switches an idle
- * CPU to a task: it recognises this loop by RIP in .cpuidle.text.
+ * The idle loop (do_idle): halt until an interrupt arrives, then schedule
+ * if the host asked for it. sti only takes effect after the next
+ * instruction, so no interrupt can slip in between sti and hlt and leave the
+ * CPU halted with work pending.
  */
 __cpuidle noinline void __noreturn cpu_idle(void)
 {
-	for (;;)
-		__asm__ __volatile__("sti; hlt" : : : "memory");
+	for (;;) {
+		while (!this_cpu_read(need_resched) && !this_cpu_read(ttwu_pending))
+			__asm__ __volatile__("sti; hlt; cli" : : : "memory");
+		schedule_idle();
+	}
 }
 
 asmlinkage void __noreturn start_kernel(unsigned long cpu, struct percpu *pcpu, unsigned long boot_sp)

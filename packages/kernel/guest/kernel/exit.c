@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * exit and exit_group. The host reaps the task; the frame it leaves behind
- * belongs to whatever runs next on this CPU, so do_exit never returns: it
- * abandons the C call chain and leaves through that frame.
+ * exit and exit_group, and death by a signal (get_signal's do_group_exit).
+ * The host releases the task's resources and wakes its parent; then the
+ * task switches away for good (do_task_dead) and the next task's
+ * finish_task_switch frees its kernel stack.
  */
 #include <linux/kernel.h>
 #include <linux/sched.h>
@@ -11,38 +12,30 @@
 #include <asm/percpu.h>
 
 /*
- * Leaf: the host releases the task, wakes its parent, and rewrites the
- * frame (and CR3) to the next task's context or to the idle loop. exit vs.
- * exit_group is regs->orig_ax. Returns the next task_struct (or 0).
+ * Leaf: the host's half of do_exit (exit_mm, exit_files, exit_notify...):
+ * current becomes a zombie (TASK_DEAD), its parent hears SIGCHLD. group:
+ * the other threads of the process end too (zap_other_threads).
  */
-noinline struct task_struct *exit_notify(long code, struct pt_regs *regs)
+noinline void exit_notify(long code, int group)
 {
-	return (struct task_struct *)hypercall2(HC_EXIT, code, regs);
+	hypercall2(HC_EXIT, code, group);
 }
 
-static noinline __noreturn void do_task_dead(struct task_struct *prev, struct task_struct *next,
-					      struct pt_regs *regs)
+static noinline __noreturn void __do_exit(long code, int group)
 {
-	if (!next)
-		next = current;
-	__switch_to(prev, next);
-	return_to_regs(regs);
+	exit_notify(code, group);
+	do_task_dead();
 }
 
-/* code is a wait(2) status: (status & 0xff) << 8. */
+/* code is a wait(2) status: (status & 0xff) << 8, or the signal that killed it. */
 noinline __noreturn void do_exit(long code)
 {
-	struct pt_regs *regs = current_pt_regs();
-	struct task_struct *prev = current;
-	struct task_struct *next;
-
-	next = exit_notify(code, regs);
-	do_task_dead(prev, next, regs);
+	__do_exit(code, 0);
 }
 
 noinline __noreturn void do_group_exit(int exit_code)
 {
-	do_exit(exit_code);
+	__do_exit(exit_code, 1);
 }
 
 noinline __noreturn void sys_exit(int error_code)

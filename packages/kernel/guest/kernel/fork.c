@@ -7,25 +7,47 @@
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/sched.h>
+#include <linux/err.h>
 #include <linux/syscalls.h>
+#include <linux/wait.h>
 #include <asm/uaccess.h>
 #include <asm/hypercall.h>
 #include <asm/percpu.h>
 
 /*
- * Leaf: create the child. The host reads *args, copies the parent (frame
- * included: the child resumes from a copy of args->regs with rax = 0) and
- * returns its pid.
+ * Leaf: create the child (copy_process(pid, trace, node, args), the
+ * signature bpftrace users know). The host reads *args and copies the
+ * parent: its address space, files, signal handlers, and a kernel stack
+ * whose pt_regs are a copy of args->regs with rax = 0, under which an
+ * inactive_task_frame returns to ret_from_fork. The child is TASK_NEW until
+ * wake_up_new_task. Returns it, or an ERR_PTR.
  */
-noinline long copy_process(struct kernel_clone_args *args)
+noinline struct task_struct *copy_process(void *pid, int trace, int node, struct kernel_clone_args *args)
 {
-	return hypercall1(HC_FORK, (unsigned long)args);
+	(void)pid;
+	(void)trace;
+	(void)node;
+	return (struct task_struct *)hypercall1(HC_FORK, (unsigned long)args);
 }
 
-/* The flag combinations Linux rejects before doing any work. */
+/* Leaf: 0 once a vfork child has exec'd or exited (complete_vfork_done), else -EWOULDSLEEP. */
+noinline long vfork_done(struct task_struct *child)
+{
+	return hypercall1(HC_VFORK_WAIT, child);
+}
+
+/* The vfork parent sleeps until the child lets go of its memory; only a fatal signal ends the wait. */
+static noinline int wait_for_vfork_done(struct task_struct *child)
+{
+	return (int)wait_event_host_call(vfork_done(child), TASK_KILLABLE);
+}
+
+/* The flag combinations Linux rejects before doing any work, then copy, wake, and (vfork) wait. */
 noinline long kernel_clone(struct kernel_clone_args *args)
 {
 	u64 clone_flags = args->flags;
+	struct task_struct *p;
+	long nr;
 
 	if ((clone_flags & CLONE_PIDFD) && (clone_flags & CLONE_PARENT_SETTID) &&
 	    args->pidfd == args->parent_tid)
@@ -37,7 +59,14 @@ noinline long kernel_clone(struct kernel_clone_args *args)
 	if ((clone_flags & CLONE_SIGHAND) && !(clone_flags & CLONE_VM))
 		return -EINVAL;
 
-	return copy_process(args);
+	p = copy_process(NULL, 0, -1, args);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+	nr = p->pid;
+	wake_up_new_task(p);
+	if (clone_flags & CLONE_VFORK)
+		wait_for_vfork_done(p);
+	return nr;
 }
 
 noinline long do_fork(unsigned long clone_flags, unsigned long stack_start, struct pt_regs *regs,

@@ -6,7 +6,8 @@
 #include <linux/types.h>
 #include <asm/ptrace.h>
 
-struct task_struct;	/* owned by the host: the guest only passes pointers around */
+
+struct task_struct;	/* include/linux/sched.h */
 
 /* The 64-bit TSS: only RSP0 matters (the stack the CPU switches to from ring 3). */
 struct tss_struct {
@@ -34,7 +35,7 @@ struct percpu {
 	unsigned long user_rsp;
 	unsigned long need_resched;
 	unsigned long irq_count;
-	unsigned long reserved;
+	unsigned long ttwu_pending;	/* [ext] the host has sleepers to wake: sched_ttwu_pending() */
 	u64 gdt[GDT_SIZE / 8];
 	u8 pad[PERCPU_TSS - PERCPU_GDT - GDT_SIZE];
 	struct tss_struct tss;
@@ -45,6 +46,7 @@ _Static_assert(offsetof(struct percpu, top_of_stack) == PERCPU_TOP_OF_STACK, "pe
 _Static_assert(offsetof(struct percpu, user_rsp) == PERCPU_USER_RSP, "percpu");
 _Static_assert(offsetof(struct percpu, need_resched) == PERCPU_NEED_RESCHED, "percpu");
 _Static_assert(offsetof(struct percpu, irq_count) == PERCPU_IRQ_COUNT, "percpu");
+_Static_assert(offsetof(struct percpu, ttwu_pending) == PERCPU_TTWU_PENDING, "percpu");
 _Static_assert(offsetof(struct percpu, gdt) == PERCPU_GDT, "percpu");
 _Static_assert(offsetof(struct percpu, tss) == PERCPU_TSS, "percpu");
 _Static_assert(offsetof(struct tss_struct, sp0) == TSS_RSP0, "tss");

@@ -17,13 +17,15 @@
 #define EOVERFLOW	75
 
 /*
- * Kernel-internal: "restart this system call". A host service that would
- * have to wait returns -ERESTARTNOINTR; the guest then rewinds the frame to
- * the syscall instruction and reschedules (see syscall_exit_to_user_mode).
+ * Kernel-internal: "restart this system call". A sleep cut short by a
+ * signal returns one of these; on the way back to user mode the signal code
+ * turns it into EINTR or rewinds the frame to the syscall instruction
+ * (arch_do_signal_or_restart), as Linux does.
  */
 #define ERESTARTSYS	512
 #define ERESTARTNOINTR	513
 #define ERESTARTNOHAND	514
+#define ERESTART_RESTARTBLOCK 516
 
 #define MAX_ERRNO	4095
 

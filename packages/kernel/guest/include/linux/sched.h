@@ -2,22 +2,64 @@
 #ifndef _LINUX_SCHED_H
 #define _LINUX_SCHED_H
 
+#include <abi.h>
+#include <linux/compiler.h>
 #include <linux/types.h>
 #include <asm/percpu.h>
 
 struct pt_regs;
 
 /*
- * probekit: schedule() takes the frame of the entry that is about to
- * return, because switching tasks here means the host rewriting that frame
- * (and CR3): there is one kernel stack per CPU, not per task.
+ * struct task_struct: allocated and owned by the host (its tables live in
+ * TypeScript); these are the fields guest code and the host share, at the
+ * offsets abi.h gives. Every task has its own kernel stack of THREAD_SIZE
+ * bytes with its pt_regs at the top; a switched-out task's rsp is thread_sp.
  */
-void schedule(struct pt_regs *regs);
+struct task_struct {
+	int pid;
+	int tgid;
+	unsigned int __state;		/* TASK_* */
+	int on_cpu;			/* set by pick_next_task, cleared by finish_task_switch */
+	char comm[16];
+	unsigned long thread_sp;	/* thread.sp */
+	void *stack;			/* the kernel stack's lowest address */
+	unsigned long flags;		/* thread_info.flags: _TIF_* */
+	int exit_code;			/* the wait status a fatal signal leaves */
+};
+
+_Static_assert(offsetof(struct task_struct, __state) == TASK_STATE, "task_struct");
+_Static_assert(offsetof(struct task_struct, on_cpu) == TASK_ON_CPU, "task_struct");
+_Static_assert(offsetof(struct task_struct, comm) == TASK_COMM, "task_struct");
+_Static_assert(offsetof(struct task_struct, thread_sp) == TASK_THREAD_SP, "task_struct");
+_Static_assert(offsetof(struct task_struct, stack) == TASK_STACK, "task_struct");
+_Static_assert(offsetof(struct task_struct, flags) == TASK_FLAGS, "task_struct");
+_Static_assert(offsetof(struct task_struct, exit_code) == TASK_EXIT_CODE, "task_struct");
+
+/* What __switch_to_asm leaves on a switched-out task's stack (a new task's: ret_from_fork). */
+struct inactive_task_frame {
+	unsigned long r15, r14, r13, r12, bx, bp;
+	unsigned long ret_addr;
+};
+
+_Static_assert(offsetof(struct inactive_task_frame, ret_addr) == FRAME_RET_ADDR, "frame");
+
+static __always_inline bool signal_pending(struct task_struct *p)
+{
+	return READ_ONCE(p->flags) & _TIF_SIGPENDING;
+}
+
+void schedule(void);
+void schedule_idle(void);
+void __noreturn do_task_dead(void);
+int wake_up_process(struct task_struct *p);
+int try_to_wake_up(struct task_struct *p, unsigned int state, int wake_flags);
+void wake_up_new_task(struct task_struct *p);
+void sched_ttwu_pending(void);
 struct task_struct *__switch_to(struct task_struct *prev_p, struct task_struct *next_p);
+struct task_struct *__switch_to_asm(struct task_struct *prev, struct task_struct *next);	/* entry_64.S */
 void __noreturn do_exit(long code);
 void __noreturn do_group_exit(int exit_code);
 void __noreturn cpu_idle(void);
-void __noreturn return_to_regs(struct pt_regs *regs);	/* entry_64.S */
 
 /* Clone flags (the ones the guest itself looks at). */
 #define CSIGNAL		0x000000ff

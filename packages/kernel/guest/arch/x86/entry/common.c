@@ -6,10 +6,10 @@
 #include <linux/kprobes.h>
 #include <linux/sched.h>
 #include <linux/syscalls.h>
+#include <asm/hypercall.h>
+#include <asm/irqflags.h>
 #include <asm/percpu.h>
 #include <asm/special_insns.h>
-
-extern char __cpuidle_text_start[], __cpuidle_text_end[];
 
 /*
  * The system call dispatcher. Linux indexes sys_call_table[]; a switch
@@ -69,60 +69,91 @@ asmlinkage noinline void do_syscall_64(struct pt_regs *regs, int nr)
 		ret = sys_ni_host(regs);
 		break;
 	}
-	/*
-	 * The result goes into the frame. A host service that rewrote the frame
-	 * (to another task, or a new program) returns the rax the frame wants.
-	 */
+	/* The result goes into the frame (execve's host half returns the rax the new program starts with). */
 	regs->ax = ret;
 
 	syscall_exit_to_user_mode(regs);
 }
 
 /*
- * Return-to-user work: while the host wants another task on this CPU,
- * schedule(). Runs with interrupts off so no tick can set need_resched
- * after the last check.
+ * Leaves: the host's halves of signal delivery and of the other
+ * return-to-user work (rseq's notify-resume).
+ *
+ * arch_do_signal_or_restart: deliver the first deliverable signal (a
+ * handler's frame on the user stack, or its default action), and settle a
+ * syscall a signal cut short: EINTR, or rewind to the syscall instruction
+ * (-ERESTART* codes in regs->ax, with SA_RESTART honoured as Linux does).
+ * Returns 0, or 1 when the signal's action ends the process: the task then
+ * leaves through do_group_exit(current->exit_code), as get_signal makes it.
+ */
+noinline long arch_do_signal_or_restart(struct pt_regs *regs)
+{
+	return hypercall1(HC_SIGNAL, regs);
+}
+
+noinline void resume_user_mode_work(struct pt_regs *regs)
+{
+	hypercall1(HC_NOTIFY_RESUME, regs);
+}
+
+static __always_inline unsigned long read_thread_flags(void)
+{
+	return READ_ONCE(current->flags);
+}
+
+static __always_inline bool syscall_restart_pending(struct pt_regs *regs)
+{
+	long ax = (long)regs->ax;
+
+	return (long)regs->orig_ax >= 0 &&
+	       (ax == -ERESTARTSYS || ax == -ERESTARTNOINTR || ax == -ERESTARTNOHAND ||
+		ax == -ERESTART_RESTARTBLOCK);
+}
+
+/*
+ * Return-to-user work (kernel/entry/common.c's exit_to_user_mode_loop):
+ * wake whom the host has ready, reschedule if asked, deliver signals, do
+ * the notify-resume work - until nothing is left. Entered and left with
+ * interrupts off, so no tick can set need_resched after the last check.
  */
 noinline void exit_to_user_mode(struct pt_regs *regs)
 {
-	while (this_cpu_read(need_resched) && user_mode(regs))
-		schedule(regs);
+	unsigned long ti_work = read_thread_flags();
+
+	/* A syscall a signal cut short is settled even if the signal has gone since. */
+	if (syscall_restart_pending(regs))
+		ti_work |= _TIF_SIGPENDING;
+	while ((ti_work & (_TIF_SIGPENDING | _TIF_NOTIFY_RESUME)) || this_cpu_read(need_resched) ||
+	       this_cpu_read(ttwu_pending)) {
+		local_irq_enable();
+		if (this_cpu_read(ttwu_pending))
+			sched_ttwu_pending();
+		if (this_cpu_read(need_resched))
+			schedule();
+		if ((ti_work & _TIF_SIGPENDING) && arch_do_signal_or_restart(regs))
+			do_group_exit(current->exit_code);
+		if (ti_work & _TIF_NOTIFY_RESUME)
+			resume_user_mode_work(regs);
+		local_irq_disable();
+		ti_work = read_thread_flags();
+	}
 }
 NOKPROBE_SYMBOL(exit_to_user_mode);
 
 noinline void syscall_exit_to_user_mode(struct pt_regs *regs)
 {
-	long ret = (long)regs->ax;
-
-	/*
-	 * A host service that would have to wait says "restart": point the frame
-	 * back at the syscall instruction (2 bytes) with the original number, and
-	 * let another task run meanwhile. Guest code never blocks.
-	 */
-	if (ret == -ERESTARTSYS || ret == -ERESTARTNOINTR || ret == -ERESTARTNOHAND) {
-		regs->ax = regs->orig_ax;
-		regs->ip -= 2;
-		this_cpu_write(need_resched, 1);
-	}
 	local_irq_disable();
 	exit_to_user_mode(regs);
-}
-
-static __always_inline bool in_cpuidle_text(unsigned long ip)
-{
-	return ip >= (unsigned long)__cpuidle_text_start && ip < (unsigned long)__cpuidle_text_end;
 }
 
 /*
  * Called by common_interrupt_return after every exception and interrupt.
  * Going back to user mode: the same work as after a syscall. Going back to
- * the idle loop: this is the point where an idle CPU picks up a task - the
- * host rewrites the frame to that task's user context.
+ * kernel code: nothing (the kernel is not preemptible; an interrupted idle
+ * loop sees need_resched itself).
  */
 asmlinkage noinline void irqentry_exit(struct pt_regs *regs)
 {
-	if (!user_mode(regs) && in_cpuidle_text(regs->ip) && this_cpu_read(need_resched))
-		schedule(regs);
 	if (user_mode(regs))
 		exit_to_user_mode(regs);
 }

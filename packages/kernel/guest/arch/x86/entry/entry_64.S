@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Kernel entry and exit: system calls, exceptions, interrupts.
+ * Kernel entry and exit: system calls, exceptions, interrupts, and the
+ * switch from one task's kernel stack to another's.
  *
- * Every entry builds a struct pt_regs on the kernel stack, calls C, and
- * leaves through the same door: restore every register from the frame and
- * iretq. The host may rewrite the frame while C runs (another task's user
- * context, a kernel-mode idle context, a restarted syscall, a signal frame);
- * the exit path does not care, it just restores whatever the frame says -
- * and swaps GS back only if the frame returns to user mode.
+ * Every entry builds a struct pt_regs on the current task's kernel stack
+ * (its top: percpu.top_of_stack, also TSS.RSP0), calls C, and leaves
+ * through the same door: restore every register from the frame and iretq,
+ * swapping GS back only if the frame returns to user mode. A task that
+ * sleeps or is preempted stays inside schedule() on its own stack; the frame
+ * it entered with waits at the top of that stack until it runs again.
  *
  * All of .entry.text is off limits to kprobes: a breakpoint here would trap
- * with the wrong GS base or on a half-built frame.
+ * with the wrong GS base, on a half-built frame, or between two stacks.
  */
 #include <abi.h>
 #include <asm/calling.h>
@@ -65,6 +66,7 @@ SYM_CODE_START(\asmsym)
 1:	PUSH_REGS
 	movq	%rsp, %rdi			/* arg 1: struct pt_regs * */
 	movq	PT_ORIG_RAX(%rsp), %rsi		/* arg 2: the error code */
+	movq	$-1, PT_ORIG_RAX(%rsp)		/* no syscall to restart from this frame */
 	call	\cfunc
 	jmp	common_interrupt_return
 SYM_CODE_END(\asmsym)
@@ -118,6 +120,7 @@ SYM_CODE_START(asm_exc_unexpected)
 	movq	%rdi, %rdx			/* arg 3: vector */
 	movq	%rsp, %rdi			/* arg 1: regs */
 	movq	PT_ORIG_RAX(%rsp), %rsi		/* arg 2: error code */
+	movq	$-1, PT_ORIG_RAX(%rsp)
 	call	exc_unexpected
 	jmp	common_interrupt_return
 SYM_CODE_END(asm_exc_unexpected)
@@ -146,11 +149,40 @@ SYM_INNER_LABEL(restore_regs_and_iret)		/* the syscall path joins here */
 SYM_CODE_END(common_interrupt_return)
 
 /*
- * return_to_regs(regs): abandon the current C call chain and return through
- * a frame the host has rewritten (do_exit: the frame now belongs to the
- * task that runs next, so nothing may be written into it any more).
+ * __switch_to_asm(prev, next): leave prev's kernel stack for next's. The
+ * callee-saved registers go on prev's stack as a struct inactive_task_frame
+ * and its rsp into prev->thread_sp; next's are popped from its own. The jmp
+ * makes __switch_to (C) return, with prev in rax, to wherever next last
+ * called __switch_to_asm from - or, for a new task, to ret_from_fork.
  */
-SYM_CODE_START(return_to_regs)
-	movq	%rdi, %rsp
+SYM_FUNC_START(__switch_to_asm)
+	pushq	%rbp
+	pushq	%rbx
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	movq	%rsp, TASK_THREAD_SP(%rdi)	/* switch stacks */
+	movq	TASK_THREAD_SP(%rsi), %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbx
+	popq	%rbp
+	jmp	__switch_to
+SYM_FUNC_END(__switch_to_asm)
+
+/*
+ * ret_from_fork: where a new task first runs (the return address of the
+ * inactive_task_frame the host built under its pt_regs). rax = prev.
+ * rsp now points at the child's pt_regs: it returns from the syscall that
+ * created it (rax = 0 in that frame), or starts its program (spawn).
+ */
+SYM_CODE_START(ret_from_fork)
+	movq	%rax, %rdi
+	call	schedule_tail			/* finish_task_switch(prev) */
+	movq	%rsp, %rdi
+	call	syscall_exit_to_user_mode
 	jmp	restore_regs_and_iret
-SYM_CODE_END(return_to_regs)
+SYM_CODE_END(ret_from_fork)

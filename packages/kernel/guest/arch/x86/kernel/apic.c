@@ -3,10 +3,11 @@
  * The timer interrupt (vector TIMER_VECTOR). The host keeps time and the
  * run queues; the guest counts the interrupt nesting and passes the tick on.
  * If the host wants another task to run it sets need_resched, and the
- * return path (irqentry_exit) calls schedule().
+ * return path to user mode (or the idle loop) calls schedule().
  */
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
+#include <linux/sched.h>
 #include <asm/hypercall.h>
 #include <asm/percpu.h>
 
@@ -30,6 +31,9 @@ asmlinkage void sysvec_apic_timer_interrupt(struct pt_regs *regs)
 {
 	irq_enter();
 	local_apic_timer_interrupt(regs);
+	/* Expired clocks and the like made sleepers ready: wake them (hrtimer_wakeup -> try_to_wake_up). */
+	if (this_cpu_read(ttwu_pending))
+		sched_ttwu_pending();
 	irq_exit();
 }
 NOKPROBE_SYMBOL(sysvec_apic_timer_interrupt);

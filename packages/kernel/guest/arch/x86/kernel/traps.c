@@ -15,6 +15,7 @@
 #include <linux/kdebug.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
+#include <linux/sched.h>
 #include <asm/hypercall.h>
 #include <asm/percpu.h>
 #include <asm/special_insns.h>
@@ -43,8 +44,8 @@ static void show_regs(struct pt_regs *regs)
 
 /*
  * A kernel-mode exception nobody could handle. Print it, tell the host, and
- * halt this CPU - unless the host handled the oops (returned 1), e.g. by
- * killing the task and rewriting the frame to run something else.
+ * halt this CPU - unless the oops happened in a task (the host says 1): that
+ * task dies, as make_task_dead() makes it, and the CPU goes on with others.
  */
 noinline void die(const char *str, struct pt_regs *regs, long err, int trapnr)
 {
@@ -53,7 +54,7 @@ noinline void die(const char *str, struct pt_regs *regs, long err, int trapnr)
 	printk("%s: %04lx [#1] CPU: %lu\n", str, err & 0xffff, smp_processor_id());
 	show_regs(regs);
 	if (host_exception(regs, trapnr, err, EXC_FATAL, 0) == 1)
-		return;
+		do_exit(SIGSEGV);	/* make_task_dead() */
 	halt_forever();
 }
 NOKPROBE_SYMBOL(die);

@@ -1,0 +1,139 @@
+// The guest's half of a task: its struct task_struct (the fields abi.h
+// shares between guest code and the host) and its kernel stack, with the
+// pt_regs at the top and, for a task that has not run yet, the
+// inactive_task_frame under them that __switch_to_asm pops into
+// ret_from_fork.
+
+import type { Machine } from '@probekit/x86-emu'
+import {
+  FRAME_RET_ADDR,
+  INACTIVE_TASK_FRAME_SIZE,
+  PAGE_OFFSET,
+  PT_REGS_SIZE,
+  TASK_COMM,
+  TASK_EXIT_CODE,
+  TASK_FLAGS,
+  TASK_ON_CPU,
+  TASK_PID,
+  TASK_STACK,
+  TASK_STATE,
+  TASK_STRUCT_SIZE,
+  TASK_THREAD_SP,
+  TASK_TGID,
+  THREAD_SIZE,
+} from './abi.js'
+import { directMap } from './guest-image.js'
+import type { Task } from './task.js'
+import { utf8Encode } from './utf8.js'
+
+const STACK_PAGES = THREAD_SIZE / 4096
+
+export class GuestTasks {
+  private slab = { frame: -1, used: 4096 }
+  /** Kernel stacks of dead tasks, for the next ones (first frame of each). */
+  private readonly freeStacks: number[] = []
+
+  constructor(
+    private readonly machine: Machine,
+    /** ret_from_fork's address: where a new task's first switch lands. */
+    private readonly retFromFork: number,
+  ) {}
+
+  /**
+   * Give a task its struct task_struct (pid, tgid, comm, so probe handlers
+   * and fetchargs can read them) and, unless stackPhys is given (an idle
+   * task on its boot stack), a kernel stack of its own.
+   */
+  attach(t: Task, stackPhys?: number): void {
+    if (this.slab.used + TASK_STRUCT_SIZE > 4096) this.slab = { frame: this.machine.frames.alloc(), used: 0 }
+    const phys = this.slab.frame * 4096 + this.slab.used
+    this.slab.used += TASK_STRUCT_SIZE
+    const memory = this.machine.memory
+    memory.write32(phys + TASK_PID, t.pid)
+    memory.write32(phys + TASK_TGID, t.tgid)
+    memory.writeBytes(phys + TASK_COMM, utf8Encode(t.comm.slice(0, 15)))
+    t.guestTask = directMap(phys)
+    t.stackPhys = stackPhys ?? this.allocStack()
+    this.write64(t, TASK_STACK, directMap(t.stackPhys))
+    const top = t.stackPhys + THREAD_SIZE
+    t.regs = memory.bytes.subarray(top - PT_REGS_SIZE, top)
+  }
+
+  private allocStack(): number {
+    const reused = this.freeStacks.pop()
+    if (reused === undefined) return this.machine.frames.allocContiguous(STACK_PAGES) * 4096
+    this.machine.memory.fill(reused, THREAD_SIZE, 0)
+    return reused
+  }
+
+  /**
+   * copy_thread's frame: the first switch to t pops an inactive_task_frame
+   * (callee-saved registers zero, rbp 0 ends the unwinder's chain) and
+   * returns to ret_from_fork, which leaves through t's pt_regs.
+   */
+  setupForkFrame(t: Task): void {
+    const frame = t.stackPhys + THREAD_SIZE - PT_REGS_SIZE - INACTIVE_TASK_FRAME_SIZE
+    this.machine.memory.fill(frame, INACTIVE_TASK_FRAME_SIZE, 0)
+    this.writePhys64(frame + FRAME_RET_ADDR, this.retFromFork)
+    this.write64(t, TASK_THREAD_SP, directMap(frame))
+  }
+
+  /** put_task_stack: a dead task's stack is free once no CPU runs on it. */
+  freeStack(t: Task): void {
+    if (t.stackPhys < 0) return
+    this.freeStacks.push(t.stackPhys)
+    t.stackPhys = -1
+    t.regs = new Uint8Array(PT_REGS_SIZE)
+  }
+
+  setState(t: Task, state: number): void {
+    this.machine.memory.write32(this.phys(t) + TASK_STATE, state)
+  }
+
+  state(t: Task): number {
+    return this.machine.memory.read32(this.phys(t) + TASK_STATE)
+  }
+
+  /** on_cpu: its stack is in use by a CPU (pick_next_task to finish_task_switch). */
+  onCpu(t: Task): boolean {
+    return this.machine.memory.read32(this.phys(t) + TASK_ON_CPU) !== 0
+  }
+
+  setOnCpu(t: Task, on: boolean): void {
+    this.machine.memory.write32(this.phys(t) + TASK_ON_CPU, on ? 1 : 0)
+  }
+
+  /** thread_info.flags. */
+  flags(t: Task): number {
+    return this.machine.memory.read32(this.phys(t) + TASK_FLAGS)
+  }
+
+  setFlags(t: Task, flags: number): void {
+    this.machine.memory.write32(this.phys(t) + TASK_FLAGS, flags)
+  }
+
+  /** exit_code: the wait status get_signal leaves for do_group_exit. */
+  setExitCode(t: Task, status: number): void {
+    this.machine.memory.write32(this.phys(t) + TASK_EXIT_CODE, status)
+  }
+
+  /** Keep the guest copy of comm current (after execve). */
+  updateComm(t: Task): void {
+    const at = this.phys(t) + TASK_COMM
+    this.machine.memory.fill(at, 16, 0)
+    this.machine.memory.writeBytes(at, utf8Encode(t.comm.slice(0, 15)))
+  }
+
+  private phys(t: Task): number {
+    return t.guestTask - PAGE_OFFSET
+  }
+
+  private write64(t: Task, offset: number, v: number): void {
+    this.writePhys64(this.phys(t) + offset, v)
+  }
+
+  private writePhys64(phys: number, v: number): void {
+    this.machine.memory.write32(phys, v | 0)
+    this.machine.memory.write32(phys + 4, Math.floor(v / 0x1_0000_0000) | 0)
+  }
+}
