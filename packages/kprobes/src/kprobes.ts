@@ -94,8 +94,6 @@ export class Kprobes {
   /** Registered jprobes by their kprobe. */
   private readonly jprobes = new Map<Kprobe, Jprobe>()
   /** When each outstanding instance was taken (orders instances across tasks). */
-  private readonly instanceSeq = new WeakMap<KretprobeInstance, number>()
-  private nextInstanceSeq = 1
 
   private readonly boost: boolean
 
@@ -124,6 +122,7 @@ export class Kprobes {
       (val, regs, trapnr, cpu, err) => this.exceptionsNotify(val, regs, trapnr, cpu, err),
       KPROBES_NOTIFIER_PRIORITY,
     )
+    kernel.taskDeadHooks.push((t) => this.kprobeFlushTask(t))
   }
 
   // ---------------------------------------------------------------- registration
@@ -281,7 +280,7 @@ export class Kprobes {
     if (!rp.maxactive || rp.maxactive <= 0) rp.maxactive = this.kernel.machine.cpus.length
     const free: KretprobeInstance[] = []
     for (let i = 0; i < rp.maxactive; i++) {
-      free.push({ ret_addr: 0, rp, task: null, data: new Uint8Array(rp.data_size ?? 0), fp: 0, cpu: -1 })
+      free.push({ ret_addr: 0, rp, task: null, data: new Uint8Array(rp.data_size ?? 0), fp: 0 })
     }
     rp.nmissed = 0
     this.registerTrampolineHandler()
@@ -337,7 +336,6 @@ export class Kprobes {
   private preHandlerKretprobe(rp: Kretprobe, regs: PtRegs): number {
     const pool = this.kretprobePools.get(rp)
     if (!pool) return 0
-    if (pool.free.length === 0) this.flushDeadTasks()
     const ri = pool.free.pop()
     if (!ri) {
       rp.nmissed = (rp.nmissed ?? 0) + 1
@@ -346,7 +344,6 @@ export class Kprobes {
     const cpu = this.kernel.machine.cpus[this.handlerCpu]
     ri.rp = rp
     ri.task = this.kernel.current(cpu)
-    ri.cpu = cpu.id
     ri.data.fill(0)
     if (rp.entry_handler && rp.entry_handler(ri, regs) !== 0) {
       // Not traced this time; not a miss either.
@@ -362,17 +359,19 @@ export class Kprobes {
     const list = this.kretprobeInstTable.get(ri.task) ?? []
     list.unshift(ri)
     this.kretprobeInstTable.set(ri.task, list)
-    this.instanceSeq.set(ri, this.nextInstanceSeq++)
     return 0
   }
 
-  /** kprobe_flush_task: a task that died inside a probed function (do_exit) gives its instances back. */
-  private flushDeadTasks(): void {
-    for (const [task, list] of this.kretprobeInstTable) {
-      if (task.state !== 'zombie') continue
-      for (const ri of list) this.recycleInstance(ri)
-      this.kretprobeInstTable.delete(task)
-    }
+  /**
+   * kprobe_flush_task: a task that died inside probed functions (do_exit
+   * never returns; a task killed while asleep is ended where it slept) gives
+   * its instances back when its stack goes.
+   */
+  private kprobeFlushTask(task: Task): void {
+    const list = this.kretprobeInstTable.get(task)
+    if (!list) return
+    for (const ri of list) this.recycleInstance(ri)
+    this.kretprobeInstTable.delete(task)
   }
 
   private recycleInstance(ri: KretprobeInstance): void {
@@ -398,26 +397,12 @@ export class Kprobes {
     const regs = this.kernel.frame(regsAddr)
     const fp = regsAddr + PT_REGS.sp
     const trampoline = this.kernel.symbol('kretprobe_trampoline')
-    let task = this.kernel.current(c)
-    let list = this.kretprobeInstTable.get(task) ?? []
+    // Instances belong to tasks (ri->task), each with its own kernel stack: a function that slept
+    // in schedule() returns in its own task, whatever ran on this CPU meanwhile.
+    const task = this.kernel.current(c)
+    const list = this.kretprobeInstTable.get(task) ?? []
     // This frame's instances, newest first.
     let mine = list.filter((ri) => ri.fp === fp)
-    if (mine.length === 0) {
-      // Kernel stacks are per CPU here and a task switch only swaps the entry frame, so a
-      // function that spans a schedule() returns under another `current`: find the frame's
-      // owner; the most recently taken one wins over stale ones of abandoned frames.
-      let best = -1
-      for (const [owner, l] of this.kretprobeInstTable) {
-        const m = l.filter((ri) => ri.fp === fp && ri.cpu === c.id)
-        const seq = m.length > 0 ? (this.instanceSeq.get(m[0]) ?? 0) : -1
-        if (seq > best) {
-          best = seq
-          mine = m
-          list = l
-          task = owner
-        }
-      }
-    }
     // None for this frame (one skipped by a longjmp-like exit): the innermost, as 5.10 does.
     if (mine.length === 0 && list.length > 0) mine = [list[0]]
     // The chronologically first instance of the frame holds the real address, later ones the trampoline.

@@ -27,10 +27,8 @@ export interface KretprobeInstance {
   task: Task | null
   /** data_size bytes shared between entry_handler and handler. */
   data: Uint8Array
-  /** Address of the hijacked return-address slot (the frame the instance belongs to). */
+  /** Address of the hijacked return-address slot on task's kernel stack (the frame the instance belongs to). */
   fp: number
-  /** The CPU it was taken on: this kernel's kernel stacks are per CPU, so (cpu, fp) names the frame. */
-  cpu: number
 }
 
 /** KRETPROBE_MAX_DATA_SIZE */
