@@ -673,7 +673,7 @@ class MiniHost {
 //   int $0x80                            #GP (the gate is DPL 0): the host skips it
 //   r4 = syscall(39)                     getpid: HC_SYSCALL
 //   r5 = fork()
-//   r6 = syscall(1000)                   HC_SYSCALL, restarted once
+//   r6 = syscall(1000)                   HC_SYSCALL: sleeps once in the guest, then asked again
 //   spin 3000 iterations (timer ticks in user mode), then exit(7)
 const USER_CODE =
   'b801000000bf01000000be00006000ba060000000f054889042500106000b802000000bf0018600031f6baa40100000f' +
@@ -682,8 +682,6 @@ const USER_CODE =
   '0300000f054889042530106000b9b80b0000ffc975fcb83c000000bf070000000f050f0b'
 const INT3_NEXT = 0x400000 + 0x6e
 const INT80_NEXT = 0x400000 + 0x70
-const SYSCALL_1000 = 0x400000 + 0x93
-const TASK = 0x7a5c // a fake guest task_struct pointer
 
 /**
  * Does the emulator's block compiler apply the GS base to an absolute
@@ -736,21 +734,46 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
     frame(0x7ff000, { writable: true, nx: true })
 
     const PT = (name: string) => abiValue(`PT_${name}`)
+    // Two tasks in the kernel stack frames of CPU 0 (see MiniHost): the idle task on the boot stack,
+    // and the user task whose kernel stack ends at kernelStackTop, with its pt_regs at the top and,
+    // under them, the inactive_task_frame that the first switch pops into ret_from_fork.
+    const IDLE = h.percpu + 0x1200
+    const TASK = h.percpu + 0x1000
+    const CHILD = h.percpu + 0x1100
+    h.write64(IDLE + abiValue('TASK_STACK'), h.percpu + 0x5000 - abiValue('THREAD_SIZE'))
+    h.write64(h.percpu + abiValue('PERCPU_CURRENT_TASK'), IDLE)
+    const stackTop = h.kernelStackTop
+    h.write64(TASK + abiValue('TASK_STACK'), stackTop - abiValue('THREAD_SIZE'))
+    const regs = stackTop - abiValue('PT_REGS_SIZE')
+    for (let o = 0; o < abiValue('PT_REGS_SIZE'); o += 8) h.write64(regs + o, 0)
+    h.write64(regs + PT('ORIG_RAX'), -1)
+    h.write64(regs + PT('RIP'), 0x400000)
+    h.write64(regs + PT('CS'), abiValue('USER_CS'))
+    h.write64(regs + PT('EFLAGS'), 0x202)
+    h.write64(regs + PT('RSP'), 0x800000)
+    h.write64(regs + PT('SS'), abiValue('USER_DS'))
+    const forkFrame = regs - abiValue('INACTIVE_TASK_FRAME_SIZE')
+    h.write64(forkFrame + abiValue('FRAME_RET_ADDR'), addrOf('ret_from_fork'))
+    h.write64(TASK + abiValue('TASK_THREAD_SP'), forkFrame)
+    h.write64(CHILD, 42) // the child's pid
     const log = {
       online: [] as number[],
       printk: '',
       out: '',
       ticks: [] as { cs: number; ip: number }[],
-      schedules: [] as { cs: number; ip: number }[],
+      picks: [] as { prev: number; next: number }[],
+      switches: [] as { prev: number; next: number }[],
+      waits: [] as string[],
+      newTasks: [] as number[],
       exceptions: [] as { trapnr: number; err: number; fatal: number; addr: number; cs: number }[],
       notifies: [] as { val: number; trapnr: number; index: number; ip: number; str: string }[],
       opens: [] as { path: string; flags: number; mode: number; dfd: number }[],
       forks: [] as { flags: number; stack: number }[],
       syscalls: [] as number[],
-      exit: null as null | { code: number; orig_ax: number; results: number[] },
+      exit: null as null | { code: number; group: number; results: number[] },
     }
     let started = false
-    let restarted = false
+    let slept = false
 
     h.on('HC_CPU_ONLINE', () => {
       log.online.push(h.arg(0))
@@ -769,19 +792,31 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
       if (!started) h.write64(h.percpu + abiValue('PERCPU_NEED_RESCHED'), 1)
       return 0
     })
-    h.on('HC_SCHEDULE', () => {
-      const regs = h.arg(0)
-      log.schedules.push({ cs: h.read64(regs + PT('CS')), ip: h.read64(regs + PT('RIP')) })
-      if (started) return 0
-      // Switch the idle CPU to the user task: rewrite the interrupt frame.
+    h.on('HC_PICK_NEXT_TASK', () => {
+      const prev = h.arg(0)
+      // The idle CPU takes the user task once; after that there is nothing else to run.
+      const next = started ? prev : TASK
       started = true
-      for (let o = 0; o < PT('ORIG_RAX'); o += 8) h.write64(regs + o, 0)
-      h.write64(regs + PT('RIP'), 0x400000)
-      h.write64(regs + PT('CS'), abiValue('USER_CS'))
-      h.write64(regs + PT('EFLAGS'), 0x202)
-      h.write64(regs + PT('RSP'), 0x800000)
-      h.write64(regs + PT('SS'), abiValue('USER_DS'))
-      return TASK
+      log.picks.push({ prev, next })
+      return next
+    })
+    h.on('HC_SWITCH_TO', () => {
+      log.switches.push({ prev: h.arg(0), next: h.arg(1) })
+      return 0
+    })
+    h.on('HC_PREPARE_TO_WAIT', () => {
+      // The first time the task really sleeps (schedule() runs); then the condition holds.
+      log.waits.push(`prepare ${h.arg(0)}`)
+      if (log.waits.filter((w) => w.startsWith('prepare')).length > 1) return 1
+      return 0
+    })
+    h.on('HC_FINISH_WAIT', () => {
+      log.waits.push('finish')
+      return 0
+    })
+    h.on('HC_WAKE_UP_NEW_TASK', () => {
+      log.newTasks.push(h.arg(0))
+      return 0
     })
     h.on('HC_EXCEPTION', () => {
       const regs = h.arg(0)
@@ -829,22 +864,21 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
       // struct kernel_clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, stack, ...
       const args = h.arg(0)
       log.forks.push({ flags: h.read64(args) | h.read64(args + 32), stack: h.read64(args + 40) })
-      return 42
+      return CHILD
     })
     h.on('HC_SYSCALL', () => {
       const nr = h.read64(h.arg(0) + PT('ORIG_RAX'))
       log.syscalls.push(nr)
       if (nr === 39) return 4242
-      if (nr === 1000 && !restarted) {
-        restarted = true
-        return -513 // -ERESTARTNOINTR: "run this again later"
+      if (nr === 1000 && !slept) {
+        slept = true
+        return -abiValue('EWOULDSLEEP') // "wait for me": the guest sleeps and asks again
       }
       return -38
     })
     h.on('HC_EXIT', () => {
-      const regs = h.arg(1)
       const results = Array.from({ length: 7 }, (_, i) => h.read64(0x601000 + 8 * i))
-      log.exit = { code: h.arg(0), orig_ax: h.read64(regs + PT('ORIG_RAX')), results }
+      log.exit = { code: h.arg(0), group: h.arg(1), results }
       machine.stop('exit')
       return 0
     })
@@ -856,15 +890,24 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
     expect(log.online).toEqual([0])
     expect(log.printk).toContain('Linux version')
     expect(log.printk).toContain('spurious interrupt through vector 41 on CPU#0')
-    // The idle loop was interrupted (a kernel path returning through iretq) and switched to the task.
-    expect(log.schedules[0].cs).toBe(KERNEL_CS)
-    expect(
-      log.schedules[0].ip > addrOf('cpu_idle') && log.schedules[0].ip <= addrOf('__cpuidle_text_end'),
-    ).toBe(true)
+    // The idle loop scheduled (the tick set need_resched) and switched stacks to the task, which first
+    // ran through ret_from_fork: current, RSP0 and the syscall stack are the task's from then on.
+    expect(log.picks[0]).toEqual({ prev: IDLE, next: TASK })
+    expect(log.switches).toEqual([{ prev: IDLE, next: TASK }])
     expect(h.read64(h.percpu + abiValue('PERCPU_CURRENT_TASK'))).toBe(TASK)
-    // The restarted syscall went through schedule with its frame rewound to the syscall instruction.
-    expect(log.schedules).toContainEqual({ cs: abiValue('USER_CS'), ip: SYSCALL_1000 })
+    expect(h.read64(h.percpu + abiValue('PERCPU_TOP_OF_STACK'))).toBe(stackTop)
+    expect(h.read64(h.percpu + abiValue('PERCPU_TSS') + abiValue('TSS_RSP0'))).toBe(stackTop)
+    expect(h.read64(IDLE + abiValue('TASK_ON_CPU')) % 2 ** 32).toBe(0) // finish_task_switch let go of it
+    // syscall 1000 slept in the guest (prepare_to_wait_event, schedule, again, finish_wait) and asked again.
+    expect(log.waits).toEqual([
+      `prepare ${abiValue('TASK_INTERRUPTIBLE')}`,
+      `prepare ${abiValue('TASK_INTERRUPTIBLE')}`,
+      'finish',
+    ])
+    expect(log.picks.slice(1)).toContainEqual({ prev: TASK, next: TASK })
     expect(log.syscalls).toEqual([39, 1000, 1000])
+    // kernel_clone woke the child copy_process made.
+    expect(log.newTasks).toEqual([CHILD])
 
     expect(log.out).toBe('hello\n')
     expect(log.opens[0]).toEqual({ path: '/hello', flags: 0, mode: 0, dfd: -100 })
@@ -872,7 +915,7 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
     expect(log.forks).toEqual([{ flags: 17, stack: 0x800000 }]) // SIGCHLD, the user stack
     expect(log.exit).toEqual({
       code: 7 << 8,
-      orig_ax: 60,
+      group: 0,
       results: [6, 3, -14, -14, 4242, 42, -38],
     })
 
