@@ -367,6 +367,7 @@ export class Kernel {
     task.setReg('cs', 0x33)
     task.setReg('ss', 0x2b)
     task.setReg('flags', 0x202)
+    task.setReg('orig_ax', -1) // it returns to user mode through ret_from_fork from no syscall
     this.tasks.set(pid, task)
     if (!this.init) this.init = task
     // Kick CPU 0 so it leaves the idle loop for the new task.
