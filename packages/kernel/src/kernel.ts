@@ -184,6 +184,8 @@ export class Kernel {
   readonly guestTasks: GuestTasks
   /** Tasks by their guest task_struct address (what the guest's scheduler hands the host). */
   private readonly byGuestTask = new Map<number, Task>()
+  /** Tasks asleep in the guest (switched out in TASK_INTERRUPTIBLE / TASK_KILLABLE), in the order they slept. */
+  private readonly sleepers = new Set<Task>()
   /** Called when a dead task's kernel stack is freed (kprobe_flush_task's moment: its kretprobe instances go). */
   readonly taskDeadHooks: ((t: Task) => void)[] = []
   jiffies = 0
@@ -435,6 +437,8 @@ export class Kernel {
 
   /** The host's view of a task's state, mirrored in its task_struct.__state for guest code and probes. */
   setTaskState(t: Task, state: TaskState): void {
+    if (state === 'sleeping') this.sleepers.add(t)
+    else if (t.state === 'sleeping') this.sleepers.delete(t)
     t.state = state
     const guest =
       state === 'sleeping'
@@ -594,9 +598,10 @@ export class Kernel {
     }
   }
 
-  /** The next sleeper to wake (sched_ttwu_pending asks until there is none). */
+  /** The next sleeper to wake (sched_ttwu_pending asks until there is none), in sleep order. */
   private ttwuPendingNext(): Task | null {
-    for (const t of this.tasks.values()) if (t.state === 'sleeping' && this.shouldWake(t)) return t
+    if (this.sleepers.size === 0) return null
+    for (const t of this.sleepers) if (this.shouldWake(t)) return t
     return null
   }
 
@@ -605,17 +610,22 @@ export class Kernel {
     if (this.ttwuPendingNext()) this.writePhys64(this.percpuPhys(cpu.id) + PERCPU_TTWU_PENDING, 1)
   }
 
+  // thread_info.flags: only the host writes them, so t.tif mirrors the guest's word exactly.
   private setTif(t: Task, bits: number): void {
-    if (t.guestTask) this.guestTasks.setFlags(t, this.guestTasks.flags(t) | bits)
+    if ((t.tif & bits) === bits || !t.guestTask) return
+    t.tif |= bits
+    this.guestTasks.setFlags(t, t.tif)
   }
 
   private clearTif(t: Task, bits: number): void {
-    if (t.guestTask) this.guestTasks.setFlags(t, this.guestTasks.flags(t) & ~bits)
+    if ((t.tif & bits) === 0 || !t.guestTask) return
+    t.tif &= ~bits
+    this.guestTasks.setFlags(t, t.tif)
   }
 
   /** recalc_sigpending: TIF_SIGPENDING iff a signal the mask lets through is pending (or the task must die). */
   recalcSigpending(t: Task): void {
-    if (t.pendingKill !== 0 || this.hasDeliverableSignal(t)) this.setTif(t, _TIF_SIGPENDING)
+    if (t.pendingKill !== 0 || (t.pending.size > 0 && this.hasDeliverableSignal(t))) this.setTif(t, _TIF_SIGPENDING)
     else this.clearTif(t, _TIF_SIGPENDING)
   }
 

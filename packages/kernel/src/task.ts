@@ -32,6 +32,8 @@ export class Task {
   state: TaskState = 'runnable'
   /** While sleeping: TASK_INTERRUPTIBLE or TASK_KILLABLE. */
   sleepState = 0
+  /** thread_info.flags as written to its task_struct (_TIF_SIGPENDING, _TIF_NOTIFY_RESUME). */
+  tif = 0
   /** prepare_to_wait_event has run and schedule() has not yet taken it off its CPU. */
   sleepPending = false
   /** What it waits for (set by a leaf that returned -EWOULDSLEEP, cleared by finish_wait). */

@@ -898,6 +898,7 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
     expect(h.read64(h.percpu + abiValue('PERCPU_TOP_OF_STACK'))).toBe(stackTop)
     expect(h.read64(h.percpu + abiValue('PERCPU_TSS') + abiValue('TSS_RSP0'))).toBe(stackTop)
     expect(h.read64(IDLE + abiValue('TASK_ON_CPU')) % 2 ** 32).toBe(0) // finish_task_switch let go of it
+    expect(log.syscalls).toEqual([39, 1000, 1000])
     // syscall 1000 slept in the guest (prepare_to_wait_event, schedule, again, finish_wait) and asked again.
     expect(log.waits).toEqual([
       `prepare ${abiValue('TASK_INTERRUPTIBLE')}`,

@@ -43,9 +43,11 @@ describe('SMP: stepping in place vs out of line', () => {
     k.run(1_000_000)
     expect(window).not.toBeNull()
     const w = window as unknown as { hits: number; detected: number }
-    // CPU 1 made syscalls through do_syscall_64 in the window, and the probe saw none of them.
+    // CPU 1 made syscalls through do_syscall_64 in the window, and the probe saw none of them
+    // (but for one whose int3 CPU 1 had already taken when the window opened, if any).
     expect(w.detected).toBeGreaterThan(10)
-    expect(w.hits).toBe(0)
+    expect(w.hits).toBeLessThanOrEqual(1)
+    expect(w.detected - w.hits).toBeGreaterThan(10)
     // Outside the window the two probes agree on CPU 1, give or take a call in flight at the
     // window's start (do_syscall_64 counted before it, sys_ni_host inside it) and one at the end of the run.
     expect(Math.abs(hits[1] - (detected[1] - w.detected))).toBeLessThanOrEqual(2)

@@ -101,13 +101,11 @@ static __always_inline unsigned long read_thread_flags(void)
 	return READ_ONCE(current->flags);
 }
 
+/* regs->ax is one of -ERESTART_RESTARTBLOCK..-ERESTARTSYS on a syscall's frame (one compare on the fast path). */
 static __always_inline bool syscall_restart_pending(struct pt_regs *regs)
 {
-	long ax = (long)regs->ax;
-
-	return (long)regs->orig_ax >= 0 &&
-	       (ax == -ERESTARTSYS || ax == -ERESTARTNOINTR || ax == -ERESTARTNOHAND ||
-		ax == -ERESTART_RESTARTBLOCK);
+	return unlikely(regs->ax + ERESTART_RESTARTBLOCK <= ERESTART_RESTARTBLOCK - ERESTARTSYS) &&
+	       (long)regs->orig_ax >= 0;
 }
 
 /*
