@@ -41,6 +41,8 @@ export const HC_FINISH_WAIT = 0x117
 export const HC_SIGNAL = 0x118
 export const HC_NOTIFY_RESUME = 0x119
 export const HC_VFORK_WAIT = 0x11a
+export const HC_SYSCALL_TRACE_ENTER = 0x11b
+export const HC_SYSCALL_TRACE_EXIT = 0x11c
 
 // Per-CPU area offsets.
 export const PERCPU_SELF = 0
@@ -71,12 +73,14 @@ export const TASK_RUNNING = 0
 export const TASK_INTERRUPTIBLE = 0x1
 export const TASK_UNINTERRUPTIBLE = 0x2
 export const __TASK_STOPPED = 0x4
+export const __TASK_TRACED = 0x8
 export const TASK_DEAD = 0x80
 export const TASK_WAKEKILL = 0x100
 export const TASK_NEW = 0x800
 export const TASK_KILLABLE = TASK_WAKEKILL | TASK_UNINTERRUPTIBLE
 export const TASK_NORMAL = TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE
 // thread_info.flags.
+export const _TIF_SYSCALL_TRACE = 0x1
 export const _TIF_NOTIFY_RESUME = 0x2
 export const _TIF_SIGPENDING = 0x4
 /** struct inactive_task_frame: r15 r14 r13 r12 bx bp, then the return address. */

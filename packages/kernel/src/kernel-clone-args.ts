@@ -43,5 +43,6 @@ export function copyProcess(ctx: SyscallContext, args: KernelCloneArgs): number 
   const child = ctx.kernel.tasks.get(pid)
   if (pid < 0 || !child) return pid
   if (Math.floor(args.flags / CLONE_CLEAR_SIGHAND) % 2 === 1) child.sighand.resetOnExec()
+  ctx.kernel.tracehooks.reportClone(ctx.task, child, args.flags)
   return child.guestTask
 }

@@ -44,6 +44,8 @@ import {
   HC_SIGNAL,
   HC_SWITCH_TO,
   HC_SYSCALL,
+  HC_SYSCALL_TRACE_ENTER,
+  HC_SYSCALL_TRACE_EXIT,
   HC_TIMER_TICK,
   HC_TTWU,
   HC_TTWU_PENDING,
@@ -63,6 +65,8 @@ import {
   PT_REGS_SIZE,
   type PtRegsField,
   __TASK_STOPPED,
+  __TASK_TRACED,
+  _TIF_SYSCALL_TRACE,
   _TIF_NOTIFY_RESUME,
   _TIF_SIGPENDING,
   EWOULDSLEEP,
@@ -75,6 +79,7 @@ import {
   THREAD_SIZE,
 } from './abi.js'
 import { GuestTasks } from './guest-task.js'
+import { type TracehookKernel, Tracehooks } from './tracehook.js'
 import { makeDevFd } from './dev-fd.js'
 import { ElfError } from './elf.js'
 import {
@@ -170,7 +175,7 @@ interface CpuState {
   idle: Task
 }
 
-export class Kernel {
+export class Kernel implements TracehookKernel {
   readonly machine: Machine
   readonly image: GuestImage
   readonly vfs = new Vfs()
@@ -188,6 +193,8 @@ export class Kernel {
   private readonly sleepers = new Set<Task>()
   /** Called when a dead task's kernel stack is freed (kprobe_flush_task's moment: its kretprobe instances go). */
   readonly taskDeadHooks: ((t: Task) => void)[] = []
+  /** Where the kernel reports each task's life to the tracers attached to it (utrace). */
+  readonly tracehooks = new Tracehooks(this)
   jiffies = 0
   private readonly cpuState: CpuState[] = []
   private nextPid = 1
@@ -445,12 +452,20 @@ export class Kernel {
         ? t.sleepState
         : state === 'stopped'
           ? __TASK_STOPPED
+          : state === 'traced'
+            ? __TASK_TRACED
           : state === 'zombie'
             ? TASK_DEAD
             : state === 'new'
               ? TASK_NEW
               : TASK_RUNNING
     this.guestTasks.setState(t, guest)
+  }
+
+  /** Is the last thread of t's group dead? */
+  private groupDead(t: Task): boolean {
+    for (const o of this.tasks.values()) if (o.tgid === t.tgid && o.state !== 'zombie') return false
+    return true
   }
 
   /** Is t some CPU's current task (its kernel stack in use)? */
@@ -532,10 +547,11 @@ export class Kernel {
     return -EWOULDSLEEP
   }
 
-  /** signal_pending_state: does a signal end a sleep in this state? */
+  /** signal_pending_state: does a signal (or a tracer's stop, as utrace's signal_wake_up) end a sleep in this state? */
   private signalInterrupts(t: Task, state: number): boolean {
     if (t.state === 'zombie' || t.pendingKill !== 0) return true
-    if ((state & TASK_INTERRUPTIBLE) !== 0) return this.hasDeliverableSignal(t)
+    if ((state & TASK_INTERRUPTIBLE) !== 0)
+      return this.hasDeliverableSignal(t) || this.tracehooks.stopPending(t)
     if ((state & TASK_WAKEKILL) !== 0) return t.pending.has(SIGKILL)
     return false
   }
@@ -629,6 +645,46 @@ export class Kernel {
     else this.clearTif(t, _TIF_SIGPENDING)
   }
 
+  // ------------------------------------------------------------------ what tracehooks may do to a task
+
+  setSyscallTrace(task: Task, on: boolean): void {
+    if (on) this.setTif(task, _TIF_SYSCALL_TRACE)
+    else this.clearTif(task, _TIF_SYSCALL_TRACE)
+  }
+
+  /** Make the task reach a safe point soon: out of an interruptible sleep, off user mode on its CPU. */
+  notifyResume(task: Task): void {
+    this.setTif(task, _TIF_NOTIFY_RESUME)
+    const cpu = this.cpuOf(task)
+    if (cpu >= 0) this.machine.interrupt(cpu, TIMER_VECTOR)
+    else if (task.state === 'sleeping' && this.shouldWake(task)) {
+      // Whichever CPU passes sched_ttwu_pending first wakes it; an idle one is asked to now.
+      for (let i = 0; i < this.cpuState.length; i++) this.writePhys64(this.percpuPhys(i) + PERCPU_TTWU_PENDING, 1)
+      this.kickIdleCpu()
+    }
+  }
+
+  /** Hold the current task where it is (a safe point): it switches away and stays off the run queue. */
+  hold(task: Task): void {
+    if (task.state === 'zombie') return
+    this.setTaskState(task, 'traced')
+    const cpu = this.cpuOf(task)
+    if (cpu >= 0) this.setNeedResched(cpu)
+  }
+
+  release(task: Task): void {
+    if (task.state !== 'traced') return
+    // Still on its CPU (it has not switched away yet): it simply goes on.
+    this.setTaskState(task, this.isCurrentAnywhere(task) ? 'running' : 'runnable')
+    this.kickIdleCpu()
+  }
+
+  /** user_enable_single_step: TF in the user flags it returns to (the trap arrives as SIGTRAP). */
+  setUserSingleStep(task: Task, on: boolean): void {
+    const flags = task.getReg('flags')
+    task.setReg('flags', on ? flags | 0x100 : flags & ~0x100)
+  }
+
   /** put_task_stack: a dead task's stack is free once no CPU is on it; its kretprobe instances go. */
   private releaseTaskStack(t: Task): void {
     if (t.stackPhys < 0 || this.guestTasks.onCpu(t)) return
@@ -711,8 +767,18 @@ export class Kernel {
     })
     m.registerHypercall(HC_NOTIFY_RESUME, (c) => {
       const task = this.current(c)
+      const frame = this.frame(arg(c, 0))
       this.clearTif(task, _TIF_NOTIFY_RESUME)
-      rseqHandleNotifyResume(this, c, task, this.frame(arg(c, 0)))
+      rseqHandleNotifyResume(this, c, task, frame)
+      this.tracehooks.notifyResume(task, frame)
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_SYSCALL_TRACE_ENTER, (c) => {
+      this.tracehooks.reportSyscallEntry(this.current(c), this.frame(arg(c, 0)))
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_SYSCALL_TRACE_EXIT, (c) => {
+      this.tracehooks.reportSyscallExit(this.current(c), this.frame(arg(c, 0)))
       ret(c, 0)
     })
     m.registerHypercall(HC_SYSCALL, (c) => {
@@ -762,6 +828,7 @@ export class Kernel {
       const path = this.readKernelString(arg(c, 0))
       const task = this.current(c)
       const r = this.withContext(c, arg(c, 1), (ctx) => execTask(ctx, path))
+      if (r === 0) this.tracehooks.reportExec(task, path, this.frame(arg(c, 1)))
       this.recalcSigpending(task)
       this.noteWakeups(c) // a vfork parent
       ret(c, r)
@@ -804,6 +871,7 @@ export class Kernel {
    */
   exitTask(c: Cpu, task: Task, code: number, signal: number): void {
     if (task.state === 'zombie') return
+    this.tracehooks.reportExit(task, signal ? signal : code << 8)
     // mm_release: robust futexes first, then the CLONE_CHILD_CLEARTID word.
     exitRobustList(this, task)
     if (task.clearChildTid) {
@@ -842,6 +910,7 @@ export class Kernel {
       if (act.handler === SIG_IGN || (act.flags & 2) !== 0) this.reap(task)
       this.sendSignal(c, parent, { signo: SIGCHLD, code: signal ? 2 : 1, pid: task.pid }) // CLD_KILLED / CLD_EXITED
     }
+    this.tracehooks.reportDeath(task, this.groupDead(task))
     if (this.current(c) === task) this.setNeedResched(c)
     else if (!this.isCurrentAnywhere(task)) this.releaseTaskStack(task)
     if (task === this.init) this.machine.stop(`init exited with status ${exitStatus(task).status}`)
@@ -937,9 +1006,19 @@ export class Kernel {
    * number when its default action kills.
    */
   private deliverSignals(c: Cpu, task: Task, frame: PtRegsFrame): number {
-    for (const [sig, info] of task.pending) {
-      if ((task.blocked & bit(sig)) !== 0n) continue
-      task.pending.delete(sig)
+    for (const [queued, queuedInfo] of task.pending) {
+      if ((task.blocked & bit(queued)) !== 0n) continue
+      task.pending.delete(queued)
+      // Tracers see it before its action is taken: they may change it, discard it, or decide the action.
+      const verdict = this.tracehooks.reportSignal(task, frame, queuedInfo, task.sighand.actions[queued])
+      if (verdict?.action === 'ignore') continue
+      const info = verdict?.action === 'deliver' && verdict.info ? verdict.info : queuedInfo
+      const sig = verdict?.action === 'deliver' && verdict.signo ? verdict.signo : queued
+      if (verdict?.action === 'terminate' || verdict?.action === 'core') return sig
+      if (verdict?.action === 'stop') {
+        this.stopGroup(c, task, sig)
+        return -1
+      }
       const action = task.sighand.actions[sig]
       if (action.handler === SIG_IGN) continue
       if (action.handler === SIG_DFL) {

@@ -12,7 +12,7 @@ import type { RseqRegistration } from './rseq.js'
 import { type SigInfo, SignalHandlers } from './signals.js'
 import type { Directory } from './vfs.js'
 
-export type TaskState = 'new' | 'runnable' | 'running' | 'sleeping' | 'stopped' | 'zombie' | 'idle'
+export type TaskState = 'new' | 'runnable' | 'running' | 'sleeping' | 'stopped' | 'traced' | 'zombie' | 'idle'
 
 /** What a sleeping task waits for: the host leaf that said -EWOULDSLEEP set it. */
 export interface SleepCondition {

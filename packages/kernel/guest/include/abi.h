@@ -109,6 +109,8 @@
 #define HC_SIGNAL		0x118	/* regs -> 0, or a wait status: the task dies of a signal */
 #define HC_NOTIFY_RESUME	0x119	/* regs: return-to-user work (rseq) */
 #define HC_VFORK_WAIT		0x11a	/* child -> 0 done, -EWOULDSLEEP until the child execs or exits */
+#define HC_SYSCALL_TRACE_ENTER	0x11b	/* regs: tracehook_report_syscall_entry (orig_ax -1 after it: skip the call) */
+#define HC_SYSCALL_TRACE_EXIT	0x11c	/* regs: tracehook_report_syscall_exit */
 
 /* HC_EXCEPTION's 4th argument (r10) [ext] */
 #define EXC_FIRST_CHANCE	0	/* user fault, or a kernel fault on a user address (demand paging) */
@@ -131,14 +133,17 @@
 #define TASK_INTERRUPTIBLE	0x0001
 #define TASK_UNINTERRUPTIBLE	0x0002
 #define __TASK_STOPPED		0x0004
+#define __TASK_TRACED		0x0008
 #define TASK_DEAD		0x0080
 #define TASK_WAKEKILL		0x0100
 #define TASK_NEW		0x0800
 #define TASK_KILLABLE		0x0102	/* TASK_WAKEKILL | TASK_UNINTERRUPTIBLE */
 #define TASK_NORMAL		0x0003	/* TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE */
 /* thread_info.flags */
+#define TIF_SYSCALL_TRACE	0
 #define TIF_NOTIFY_RESUME	1
 #define TIF_SIGPENDING		2
+#define _TIF_SYSCALL_TRACE	0x1
 #define _TIF_NOTIFY_RESUME	0x2
 #define _TIF_SIGPENDING		0x4
 /* struct inactive_task_frame (what __switch_to_asm leaves on a switched-out stack) */

@@ -17,11 +17,52 @@
  * through .rodata, which an optimizing kprobe must recognise and refuse to
  * relocate. Numbers the guest does not implement go to the host whole.
  */
+/* Leaves: the tracehooks of a traced task's syscalls (_TIF_SYSCALL_TRACE). */
+noinline void tracehook_report_syscall_entry(struct pt_regs *regs)
+{
+	hypercall1(HC_SYSCALL_TRACE_ENTER, regs);
+}
+
+noinline void tracehook_report_syscall_exit(struct pt_regs *regs)
+{
+	hypercall1(HC_SYSCALL_TRACE_EXIT, regs);
+}
+
+/* A tracer holds the task here (TASK_TRACED) until it lets it go. */
+static __always_inline void tracehook_stop(void)
+{
+	while (READ_ONCE(current->__state) == __TASK_TRACED)
+		schedule();
+}
+
+/*
+ * syscall_trace_enter: report the call to the task's tracers, which may
+ * hold the task here, change the arguments, or skip the call (orig_ax -1:
+ * it then returns regs->ax, -ENOSYS unless the tracer put something else).
+ */
+static noinline long syscall_trace_enter(struct pt_regs *regs)
+{
+	tracehook_report_syscall_entry(regs);
+	tracehook_stop();
+	return (long)regs->orig_ax;
+}
+
+static noinline void syscall_exit_work(struct pt_regs *regs)
+{
+	tracehook_report_syscall_exit(regs);
+	tracehook_stop();
+}
+
 asmlinkage noinline void do_syscall_64(struct pt_regs *regs, int nr)
 {
 	long ret;
 
 	local_irq_enable();	/* the kernel runs with interrupts on (but is not preemptible) */
+	if (unlikely(READ_ONCE(current->flags) & _TIF_SYSCALL_TRACE)) {
+		nr = (int)syscall_trace_enter(regs);
+		if (nr < 0)
+			goto out;
+	}
 
 	switch (nr) {
 	case __NR_read:
@@ -71,7 +112,7 @@ asmlinkage noinline void do_syscall_64(struct pt_regs *regs, int nr)
 	}
 	/* The result goes into the frame (execve's host half returns the rax the new program starts with). */
 	regs->ax = ret;
-
+out:
 	syscall_exit_to_user_mode(regs);
 }
 
@@ -140,6 +181,8 @@ NOKPROBE_SYMBOL(exit_to_user_mode);
 
 noinline void syscall_exit_to_user_mode(struct pt_regs *regs)
 {
+	if (unlikely(READ_ONCE(current->flags) & _TIF_SYSCALL_TRACE) && (long)regs->orig_ax >= 0)
+		syscall_exit_work(regs);
 	local_irq_disable();
 	exit_to_user_mode(regs);
 }
