@@ -57,4 +57,5 @@ export function schedFigures(): SchedFigure[] {
   return out
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) for (const f of schedFigures()) console.log(JSON.stringify(f))
+if (import.meta.url === `file://${process.argv[1]}`)
+  for (const f of schedFigures()) console.log(JSON.stringify(f))

@@ -18,8 +18,8 @@ import {
   TASK_STACK,
   TASK_STATE,
   TASK_STRUCT_SIZE,
-  TASK_THREAD_SP,
   TASK_TGID,
+  TASK_THREAD_SP,
   THREAD_SIZE,
 } from './abi.js'
 import { directMap } from './guest-image.js'

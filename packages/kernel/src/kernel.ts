@@ -26,6 +26,12 @@ import {
   x87State,
 } from '@probekit/x86-emu'
 import {
+  __TASK_STOPPED,
+  __TASK_TRACED,
+  _TIF_NOTIFY_RESUME,
+  _TIF_SIGPENDING,
+  _TIF_SYSCALL_TRACE,
+  EWOULDSLEEP,
   HC_CPU_ONLINE,
   HC_EXCEPTION,
   HC_EXECVE,
@@ -33,13 +39,13 @@ import {
   HC_FILE_OPEN,
   HC_FILE_READ,
   HC_FILE_WRITE,
+  HC_FINISH_WAIT,
   HC_FORK,
   HC_NOTIFY_DIE,
-  HC_PRINTK,
-  HC_FINISH_WAIT,
   HC_NOTIFY_RESUME,
   HC_PICK_NEXT_TASK,
   HC_PREPARE_TO_WAIT,
+  HC_PRINTK,
   HC_PUT_TASK_STACK,
   HC_SIGNAL,
   HC_SWITCH_TO,
@@ -64,22 +70,13 @@ import {
   PT_REGS,
   PT_REGS_SIZE,
   type PtRegsField,
-  __TASK_STOPPED,
-  __TASK_TRACED,
-  _TIF_SYSCALL_TRACE,
-  _TIF_NOTIFY_RESUME,
-  _TIF_SIGPENDING,
-  EWOULDSLEEP,
   TASK_DEAD,
   TASK_INTERRUPTIBLE,
-  TASK_KILLABLE,
   TASK_NEW,
   TASK_RUNNING,
   TASK_WAKEKILL,
   THREAD_SIZE,
 } from './abi.js'
-import { GuestTasks } from './guest-task.js'
-import { type TracehookKernel, Tracehooks } from './tracehook.js'
 import { makeDevFd } from './dev-fd.js'
 import { ElfError } from './elf.js'
 import {
@@ -98,6 +95,7 @@ import {
 import { loadExecutable } from './exec-loader.js'
 import { FdTable, O_RDWR, OpenFile, type WouldBlock } from './files.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
+import { GuestTasks } from './guest-task.js'
 import { copyProcess, readKernelCloneArgs } from './kernel-clone-args.js'
 import { Mm } from './mm.js'
 import { PageCache } from './page-cache.js'
@@ -139,6 +137,7 @@ import {
   wallSeconds,
 } from './syscalls.js'
 import { type SleepCondition, Task, type TaskState } from './task.js'
+import { type TracehookKernel, Tracehooks } from './tracehook.js'
 import { BadAddress, writeUserU32 } from './user-memory.js'
 import { utf8Decode, utf8Encode } from './utf8.js'
 import { CharDevice, RegularFile, Vfs } from './vfs.js'
@@ -454,11 +453,11 @@ export class Kernel implements TracehookKernel {
           ? __TASK_STOPPED
           : state === 'traced'
             ? __TASK_TRACED
-          : state === 'zombie'
-            ? TASK_DEAD
-            : state === 'new'
-              ? TASK_NEW
-              : TASK_RUNNING
+            : state === 'zombie'
+              ? TASK_DEAD
+              : state === 'new'
+                ? TASK_NEW
+                : TASK_RUNNING
     this.guestTasks.setState(t, guest)
   }
 
@@ -641,7 +640,8 @@ export class Kernel implements TracehookKernel {
 
   /** recalc_sigpending: TIF_SIGPENDING iff a signal the mask lets through is pending (or the task must die). */
   recalcSigpending(t: Task): void {
-    if (t.pendingKill !== 0 || (t.pending.size > 0 && this.hasDeliverableSignal(t))) this.setTif(t, _TIF_SIGPENDING)
+    if (t.pendingKill !== 0 || (t.pending.size > 0 && this.hasDeliverableSignal(t)))
+      this.setTif(t, _TIF_SIGPENDING)
     else this.clearTif(t, _TIF_SIGPENDING)
   }
 
@@ -659,7 +659,8 @@ export class Kernel implements TracehookKernel {
     if (cpu >= 0) this.machine.interrupt(cpu, TIMER_VECTOR)
     else if (task.state === 'sleeping' && this.shouldWake(task)) {
       // Whichever CPU passes sched_ttwu_pending first wakes it; an idle one is asked to now.
-      for (let i = 0; i < this.cpuState.length; i++) this.writePhys64(this.percpuPhys(i) + PERCPU_TTWU_PENDING, 1)
+      for (let i = 0; i < this.cpuState.length; i++)
+        this.writePhys64(this.percpuPhys(i) + PERCPU_TTWU_PENDING, 1)
       this.kickIdleCpu()
     }
   }
@@ -756,7 +757,12 @@ export class Kernel implements TracehookKernel {
     m.registerHypercall(HC_VFORK_WAIT, (c) => {
       const child = this.byGuestTask.get(arg(c, 0))
       if (!child) return ret(c, 0) // gone already: it let go of the memory long ago
-      ret(c, child.vforkDone ? 0 : this.sleepOn(this.current(c), { wouldBlock: true, ready: () => child.vforkDone }))
+      ret(
+        c,
+        child.vforkDone
+          ? 0
+          : this.sleepOn(this.current(c), { wouldBlock: true, ready: () => child.vforkDone }),
+      )
     })
     m.registerHypercall(HC_SIGNAL, (c) => {
       const task = this.current(c)
@@ -1033,14 +1039,9 @@ export class Kernel implements TracehookKernel {
       // A syscall cut short by the signal (handle_signal): EINTR, or run again after the handler.
       if (isSyscallFrame(frame)) {
         const code = -frame.get('ax')
-        const restart =
-          code === ERESTARTNOINTR || (code === ERESTARTSYS && (action.flags & SA_RESTART) !== 0)
+        const restart = code === ERESTARTNOINTR || (code === ERESTARTSYS && (action.flags & SA_RESTART) !== 0)
         if (restart) restartSyscall(frame)
-        else if (
-          code === ERESTARTSYS ||
-          code === ERESTARTNOHAND ||
-          code === ERESTART_RESTARTBLOCK
-        )
+        else if (code === ERESTARTSYS || code === ERESTARTNOHAND || code === ERESTART_RESTARTBLOCK)
           frame.set('ax', -EINTR)
         if (code >= ERESTARTSYS && code <= ERESTART_RESTARTBLOCK) task.restart = null
       }
@@ -1132,7 +1133,8 @@ export class Kernel implements TracehookKernel {
       leader.exitSignal = signal
     }
     for (const t of [...this.tasks.values()])
-      if (t.tgid === task.tgid && t !== task && t.state !== 'zombie') this.zap(c, t, signal || -1, code, signal)
+      if (t.tgid === task.tgid && t !== task && t.state !== 'zombie')
+        this.zap(c, t, signal || -1, code, signal)
     this.exitTask(c, task, code, signal)
   }
 
@@ -1268,7 +1270,9 @@ export class Kernel implements TracehookKernel {
       kernel: this,
       cpu: c,
       task: this.serving,
-      frame: this.frame(regs || this.readKernel64(this.cpuState[c.id].percpu + PERCPU_TOP_OF_STACK) - PT_REGS_SIZE),
+      frame: this.frame(
+        regs || this.readKernel64(this.cpuState[c.id].percpu + PERCPU_TOP_OF_STACK) - PT_REGS_SIZE,
+      ),
       regs,
     }
     try {
