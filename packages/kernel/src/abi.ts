@@ -43,6 +43,9 @@ export const HC_NOTIFY_RESUME = 0x119
 export const HC_VFORK_WAIT = 0x11a
 export const HC_SYSCALL_TRACE_ENTER = 0x11b
 export const HC_SYSCALL_TRACE_EXIT = 0x11c
+export const HC_FDGET = 0x11d
+export const HC_FPUT = 0x11e
+export const FDPUT_FPUT = 1
 
 // Per-CPU area offsets.
 export const PERCPU_SELF = 0
@@ -88,6 +91,15 @@ export const FRAME_RET_ADDR = 48
 export const INACTIVE_TASK_FRAME_SIZE = 56
 /** A host leaf that must wait returns -EWOULDSLEEP; the guest sleeps (wait_event_host) and calls it again. */
 export const EWOULDSLEEP = 1000
+
+// struct file: the guest face of a host open file.
+export const FILE_F_OP = 0
+export const FILE_F_FLAGS = 8
+export const FILE_F_KIND = 12
+export const FILE_F_HOST = 16
+export const FILE_STRUCT_SIZE = 32
+export const FILE_KIND_HOST = 0
+export const FILE_KIND_PIPE = 1
 
 /** struct pt_regs field offsets (Linux x86-64). */
 export const PT_REGS = {

@@ -2,7 +2,7 @@
 // position; reads and writes that must wait say so (WouldBlock): the guest
 // then sleeps until ready() holds and asks again.
 
-import { EBADF, EMFILE, ESPIPE } from './errno.js'
+import { EAGAIN, EBADF, EMFILE, ESPIPE } from './errno.js'
 import type { Inode } from './vfs.js'
 
 /** A call that cannot proceed yet: the task sleeps in the guest until `ready()`, then calls again. */
@@ -31,6 +31,9 @@ export const O_CLOEXEC = 0o2000000
 export class OpenFile {
   pos = 0
   refs = 1
+  /** Its guest struct file (0: none made yet), and what frees it with the last reference. */
+  guestFile = 0
+  onLastRelease: (() => void) | null = null
   constructor(
     readonly inode: Inode,
     public flags: number,
@@ -43,12 +46,14 @@ export class OpenFile {
   read(count: number): Uint8Array | number | WouldBlock {
     if ((this.flags & O_ACCMODE) === O_WRONLY) return -EBADF
     const r = this.inode.read(this, count)
-    return r
+    // O_NONBLOCK: a call that would sleep fails with EAGAIN instead.
+    return typeof r === 'object' && 'wouldBlock' in r && (this.flags & O_NONBLOCK) !== 0 ? -EAGAIN : r
   }
 
   write(data: Uint8Array): number | WouldBlock {
     if ((this.flags & O_ACCMODE) === O_RDONLY) return -EBADF
-    return this.inode.write(this, data)
+    const r = this.inode.write(this, data)
+    return typeof r === 'object' && (this.flags & O_NONBLOCK) !== 0 ? -EAGAIN : r
   }
 
   seek(offset: number, whence: number): number {
@@ -62,7 +67,10 @@ export class OpenFile {
   }
 
   release(): void {
-    if (--this.refs === 0) this.inode.close?.(this)
+    if (--this.refs !== 0) return
+    this.inode.close?.(this)
+    this.onLastRelease?.()
+    this.onLastRelease = null
   }
 }
 

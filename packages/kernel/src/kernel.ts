@@ -32,15 +32,18 @@ import {
   _TIF_SIGPENDING,
   _TIF_SYSCALL_TRACE,
   EWOULDSLEEP,
+  FDPUT_FPUT,
   HC_CPU_ONLINE,
   HC_EXCEPTION,
   HC_EXECVE,
   HC_EXIT,
+  HC_FDGET,
   HC_FILE_OPEN,
   HC_FILE_READ,
   HC_FILE_WRITE,
   HC_FINISH_WAIT,
   HC_FORK,
+  HC_FPUT,
   HC_NOTIFY_DIE,
   HC_NOTIFY_RESUME,
   HC_PICK_NEXT_TASK,
@@ -94,6 +97,7 @@ import {
 } from './errno.js'
 import { loadExecutable } from './exec-loader.js'
 import { FdTable, O_RDWR, OpenFile, type WouldBlock } from './files.js'
+import { GuestFiles } from './guest-file.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
 import { GuestTasks } from './guest-task.js'
 import { copyProcess, readKernelCloneArgs } from './kernel-clone-args.js'
@@ -186,6 +190,8 @@ export class Kernel implements TracehookKernel {
   readonly services = new KernelServices(this)
   /** Every task's struct task_struct and kernel stack in guest memory. */
   readonly guestTasks: GuestTasks
+  /** Every open file's struct file in guest memory. */
+  readonly guestFiles: GuestFiles
   /** Tasks by their guest task_struct address (what the guest's scheduler hands the host). */
   private readonly byGuestTask = new Map<number, Task>()
   /** Tasks asleep in the guest (switched out in TASK_INTERRUPTIBLE / TASK_KILLABLE), in the order they slept. */
@@ -219,6 +225,7 @@ export class Kernel implements TracehookKernel {
     })
     this.image = loadGuestImage(this.machine, options.image)
     this.guestTasks = new GuestTasks(this.machine, this.symbol('ret_from_fork'))
+    this.guestFiles = new GuestFiles(this.machine)
     this.pageCache = new PageCache(this.machine.memory, this.machine.frames)
     this.stdout = options.stdout ?? (() => {})
     this.stderr = options.stderr ?? (() => {})
@@ -795,9 +802,24 @@ export class Kernel implements TracehookKernel {
       this.noteWakeups(c)
       ret(c, r)
     })
+    m.registerHypercall(HC_FDGET, (c) => {
+      const task = this.current(c)
+      const f = task.files.get(arg(c, 0) | 0)
+      if (!f) return ret(c, 0)
+      // A table other tasks share: hold a reference while the guest uses the file (fdput drops it).
+      if (task.files.users > 1) {
+        f.refs++
+        return ret(c, this.guestFiles.face(f) + FDPUT_FPUT)
+      }
+      ret(c, this.guestFiles.face(f))
+    })
+    m.registerHypercall(HC_FPUT, (c) => {
+      this.guestFiles.byAddress(arg(c, 0))?.release()
+      ret(c, 0)
+    })
     m.registerHypercall(HC_FILE_WRITE, (c) => {
       const task = this.current(c)
-      const f = task.files.get(arg(c, 0))
+      const f = this.guestFiles.byHostId(arg(c, 0))
       if (!f) return ret(c, -EBADF)
       const r = this.fileWrite(c, task, f, this.readKernel(arg(c, 1), arg(c, 2)))
       this.noteWakeups(c)
@@ -805,7 +827,7 @@ export class Kernel implements TracehookKernel {
     })
     m.registerHypercall(HC_FILE_READ, (c) => {
       const task = this.current(c)
-      const f = task.files.get(arg(c, 0))
+      const f = this.guestFiles.byHostId(arg(c, 0))
       if (!f) return ret(c, -EBADF)
       const r = f.read(arg(c, 2))
       if (typeof r === 'number') return ret(c, r)

@@ -444,7 +444,7 @@ describe('guest/vmlinux', () => {
       expect([...insns[0].bytes], name).toEqual([0x55]) // push %rbp
       // mov %rsp,%rbp follows (gcc may schedule an instruction or two in between)
       expect(
-        insns.slice(1, 6).some((i) => i.bytes.join() === '72,137,229'),
+        insns.slice(1, 10).some((i) => i.bytes.join() === '72,137,229'),
         name,
       ).toBe(true)
       expect(insns.length, name).toBeGreaterThan(8)
@@ -851,6 +851,9 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
       log.notifies.push(n)
       return n.val === abiValue('DIE_INT3') ? abiValue('NOTIFY_STOP') : abiValue('NOTIFY_DONE')
     })
+    // Descriptors: one guest struct file for every fd (f_op filled in by fdget: host_file_fops).
+    const FILE = h.percpu + 0x1300
+    h.on('HC_FDGET', () => FILE)
     h.on('HC_FILE_WRITE', () => {
       log.out += new TextDecoder().decode(h.readBytes(h.arg(1), h.arg(2)))
       return h.arg(2)

@@ -13,7 +13,7 @@ import {
   type KretprobeInstance,
   regs_return_value,
 } from '../src/index.js'
-import { BAD_OPENER, bootKernel, SPINNER, textSnapshot } from './support/kernel.js'
+import { BAD_OPENER, bootKernel, functionInsns, SPINNER, textSnapshot } from './support/kernel.js'
 import { syscall, tinyElf } from './support/tiny-elf.js'
 
 /** exit(0) at once: do_exit never returns. */
@@ -200,9 +200,13 @@ describe('backtraces', () => {
     expect(kp.register_kretprobe(rp)).toBe(0)
     // Inside the body, after "mov %rsp,%rbp": the frame's return slot now holds the trampoline.
     let trace: string[] = []
+    // The instruction after "mov %rsp,%rbp" (48 89 e5).
+    const insns = functionInsns(k, 'do_sys_open')
+    const movRbp = insns.findIndex((i) => [...i.bytes].join() === '72,137,229')
+    const offset = insns[movRbp + 1].address - k.symbol('do_sys_open')
     const inner: Kprobe = {
       symbol_name: 'do_sys_open',
-      offset: 0xb, // push %r14, after the frame is set up
+      offset,
       pre_handler: (_p, regs) => {
         if (trace.length === 0) trace = stackTrace(k, regs).map((a) => k.kallsyms.format(a))
         return 0
@@ -210,7 +214,7 @@ describe('backtraces', () => {
     }
     expect(kp.register_kprobe(inner)).toBe(0)
     k.run(200_000)
-    expect(trace[0]).toMatch(/^do_sys_open\+0xc\//)
+    expect(trace[0]).toMatch(new RegExp(`^do_sys_open\\+0x${(offset + 1).toString(16)}/`))
     expect(trace[1]).toMatch(/^kretprobe_trampoline\+0x0\//)
   })
 })

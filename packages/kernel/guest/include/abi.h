@@ -90,8 +90,8 @@
 #define HC_EXCEPTION		0x104	/* regs, trapnr, error_code, fatal [ext], cr2 [ext] -> 1 handled, 0 not */
 #define HC_NOTIFY_DIE		0x105	/* val, regs, trapnr, index, die_args [ext] -> NOTIFY_* */
 #define HC_TIMER_TICK		0x106	/* regs */
-#define HC_FILE_READ		0x107	/* fd, kbuf, count, pos or -1 [ext] -> bytes or -errno */
-#define HC_FILE_WRITE		0x108	/* fd, kbuf, count, pos or -1 [ext] -> bytes or -errno */
+#define HC_FILE_READ		0x107	/* file->f_host, kbuf, count, pos or -1 [ext] -> bytes, -errno or -EWOULDSLEEP */
+#define HC_FILE_WRITE		0x108	/* file->f_host, kbuf, count, pos or -1 [ext] -> bytes, -errno or -EWOULDSLEEP */
 #define HC_FILE_OPEN		0x109	/* kpath, flags, mode, dfd [ext] -> fd or -errno */
 #define HC_FORK			0x10a	/* struct kernel_clone_args * -> the child's task_struct (TASK_NEW) or -errno */
 #define HC_EXECVE		0x10b	/* kpath, regs -> 0 or -errno */
@@ -111,6 +111,9 @@
 #define HC_VFORK_WAIT		0x11a	/* child -> 0 done, -EWOULDSLEEP until the child execs or exits */
 #define HC_SYSCALL_TRACE_ENTER	0x11b	/* regs: tracehook_report_syscall_entry (orig_ax -1 after it: skip the call) */
 #define HC_SYSCALL_TRACE_EXIT	0x11c	/* regs: tracehook_report_syscall_exit */
+#define HC_FDGET		0x11d	/* fd -> current's struct file * for fd | FDPUT_FPUT if a reference was taken, or 0 (EBADF) */
+#define HC_FPUT			0x11e	/* file: drop the reference __fdget took */
+#define FDPUT_FPUT		1	/* __fdget's low bit: fdput must fput */
 
 /* HC_EXCEPTION's 4th argument (r10) [ext] */
 #define EXC_FIRST_CHANCE	0	/* user fault, or a kernel fault on a user address (demand paging) */
@@ -157,6 +160,15 @@
 #define INACTIVE_TASK_FRAME_SIZE 56
 /* A host leaf that must wait returns this; the caller sleeps (wait_event_host) and calls it again. */
 #define EWOULDSLEEP		1000
+
+/* ---- struct file: the guest face of a host open file [ext] ---------- */
+#define FILE_F_OP		0
+#define FILE_F_FLAGS		8
+#define FILE_F_KIND		12
+#define FILE_F_HOST		16
+#define FILE_STRUCT_SIZE	32
+#define FILE_KIND_HOST		0	/* regular file, directory, device: read and written by the host */
+#define FILE_KIND_PIPE		1	/* a pipe (either end): pipe_read / pipe_write */
 
 /* ---- Vectors ---------------------------------------------------------- */
 #define X86_TRAP_DE		0
