@@ -117,21 +117,27 @@ out:
 }
 
 /*
- * Leaves: the host's halves of signal delivery and of the other
- * return-to-user work (rseq's notify-resume).
- *
- * arch_do_signal_or_restart: deliver the first deliverable signal (a
- * handler's frame on the user stack, or its default action), and settle a
- * syscall a signal cut short: EINTR, or rewind to the syscall instruction
- * (-ERESTART* codes in regs->ax, with SA_RESTART honoured as Linux does).
- * Returns 0, or 1 when the signal's action ends the process: the task then
- * leaves through do_group_exit(current->exit_code), as get_signal makes it.
+ * Leaf: get_signal - dequeue the first deliverable signal and take its
+ * action (the host's half: a handler's frame on the user stack via
+ * handle_signal, ignoring it, or stopping the group), and settle a syscall a
+ * signal cut short: EINTR, or rewind to the syscall instruction (-ERESTART*
+ * codes in regs->ax, with SA_RESTART honoured as Linux does). Returns 1 when
+ * the signal's action ends the process: the task then leaves through
+ * do_group_exit(current->exit_code). (Linux's get_signal calls
+ * do_group_exit itself; here its caller does, so the host never runs guest
+ * code.)
  */
-noinline long arch_do_signal_or_restart(struct pt_regs *regs)
+noinline int get_signal(struct pt_regs *regs)
 {
-	return hypercall1(HC_SIGNAL, regs);
+	return (int)hypercall1(HC_SIGNAL, regs);
 }
 
+noinline long arch_do_signal_or_restart(struct pt_regs *regs)
+{
+	return get_signal(regs);
+}
+
+/* Leaf: the other return-to-user work (rseq's notify-resume, the tracehooks' safe point). */
 noinline void resume_user_mode_work(struct pt_regs *regs)
 {
 	hypercall1(HC_NOTIFY_RESUME, regs);
