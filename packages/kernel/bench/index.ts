@@ -7,7 +7,7 @@
 // the emulator's resident set running hello (the fixed cost), the compute
 // fixture, and bigmem (a guest using 32 MiB), against the guest's own
 // memory, emulated and native; with the node flags the probekit command
-// uses and with node's defaults.
+// uses and with node's defaults. And the scheduler's costs (sched.ts).
 // `pnpm bench` prints a table; `pnpm bench --json` JSON lines.
 
 import { spawnSync } from 'node:child_process'
@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url'
 import { type BenchResult, median, report, runBenchmarks } from '@probekit/bench'
 import { Kernel } from '../src/index.js'
 import type { KernelMemoryFigures } from './memory.js'
+import { schedFigures } from './sched.js'
 
 const BASH = '/bin/bash-static'
 const ITERATIONS = 1000
@@ -128,6 +129,17 @@ if (!existsSync(BASH)) {
     ])),
   )
 }
+
+// The scheduler: a syscall that never sleeps, and a pipe ping-pong (two sleeps, two wake-ups, two switches).
+const sched = schedFigures()
+results.push(
+  ...(await runBenchmarks(
+    sched.flatMap((f) => [
+      { name: `sched: ${f.name}`, unit: 'µs', run: () => f.usPerIteration },
+      { name: `sched: ${f.name}: guest instructions`, unit: 'insns', run: () => f.instructionsPerIteration },
+    ]),
+  )),
+)
 
 // hello shows the fixed cost: a program of 20 k instructions and 36 KiB.
 const MEMORY_FIXTURES = ['hello', 'compute', 'bigmem']
