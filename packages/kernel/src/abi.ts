@@ -46,6 +46,11 @@ export const HC_SYSCALL_TRACE_EXIT = 0x11c
 export const HC_FDGET = 0x11d
 export const HC_FPUT = 0x11e
 export const FDPUT_FPUT = 1
+export const HC_HANDLE_MM_FAULT = 0x11f
+export const FAULT_FLAG_WRITE = 0x01
+export const FAULT_FLAG_USER = 0x40
+export const FAULT_FLAG_INSTRUCTION = 0x100
+export const VM_FAULT_SIGSEGV = 0x40
 
 // Per-CPU area offsets.
 export const PERCPU_SELF = 0

@@ -32,6 +32,8 @@ import {
   _TIF_SIGPENDING,
   _TIF_SYSCALL_TRACE,
   EWOULDSLEEP,
+  FAULT_FLAG_INSTRUCTION,
+  FAULT_FLAG_WRITE,
   FDPUT_FPUT,
   HC_CPU_ONLINE,
   HC_EXCEPTION,
@@ -44,6 +46,7 @@ import {
   HC_FINISH_WAIT,
   HC_FORK,
   HC_FPUT,
+  HC_HANDLE_MM_FAULT,
   HC_NOTIFY_DIE,
   HC_NOTIFY_RESUME,
   HC_PICK_NEXT_TASK,
@@ -79,6 +82,7 @@ import {
   TASK_RUNNING,
   TASK_WAKEKILL,
   THREAD_SIZE,
+  VM_FAULT_SIGSEGV,
 } from './abi.js'
 import { makeDevFd } from './dev-fd.js'
 import { ElfError } from './elf.js'
@@ -812,6 +816,17 @@ export class Kernel implements TracehookKernel {
         return ret(c, this.guestFiles.face(f) + FDPUT_FPUT)
       }
       ret(c, this.guestFiles.face(f))
+    })
+    m.registerHypercall(HC_HANDLE_MM_FAULT, (c) => {
+      // handle_mm_fault: demand paging and copy-on-write in the current task's address space.
+      const task = this.current(c)
+      const address = arg(c, 0)
+      const flags = arg(c, 1)
+      const ok =
+        task.state !== 'idle' &&
+        task.mm.handleFault(address, (flags & FAULT_FLAG_WRITE) !== 0, (flags & FAULT_FLAG_INSTRUCTION) !== 0)
+      if (ok) c.invlpg(address)
+      ret(c, ok ? 0 : VM_FAULT_SIGSEGV)
     })
     m.registerHypercall(HC_FPUT, (c) => {
       this.guestFiles.byAddress(arg(c, 0))?.release()

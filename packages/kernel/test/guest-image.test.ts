@@ -398,6 +398,7 @@ describe('guest/vmlinux', () => {
         'exc_debug',
         'do_page_fault',
         'exc_page_fault',
+        'do_user_addr_fault',
         'do_general_protection',
         'exc_general_protection',
         'fixup_exception',
@@ -766,6 +767,7 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
       waits: [] as string[],
       newTasks: [] as number[],
       exceptions: [] as { trapnr: number; err: number; fatal: number; addr: number; cs: number }[],
+      mmFaults: [] as { addr: number; flags: number }[],
       notifies: [] as { val: number; trapnr: number; index: number; ip: number; str: string }[],
       opens: [] as { path: string; flags: number; mode: number; dfd: number }[],
       forks: [] as { flags: number; stack: number }[],
@@ -828,15 +830,21 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
         cs: h.read64(regs + PT('CS')),
       }
       log.exceptions.push(e)
-      if (e.trapnr === 14 && e.addr >= 0x600000 && e.addr < 0x601000 && !space.lookup(0x600000)) {
-        machine.memory.writeBytes(frame(0x600000, { nx: true }), new TextEncoder().encode('hello\n'))
-        return 1 // demand-paged: the faulting instruction runs again
-      }
+
       if (e.trapnr === 13 && e.cs === abiValue('USER_CS')) {
         h.write64(regs + PT('RIP'), INT80_NEXT) // continue after it, as a signal handler might
         return 1
       }
       return 0
+    })
+    h.on('HC_HANDLE_MM_FAULT', () => {
+      const addr = h.arg(0)
+      log.mmFaults.push({ addr, flags: h.arg(1) })
+      if (addr >= 0x600000 && addr < 0x601000 && !space.lookup(0x600000)) {
+        machine.memory.writeBytes(frame(0x600000, { nx: true }), new TextEncoder().encode('hello\n'))
+        return 0 // demand-paged: the faulting instruction runs again
+      }
+      return abiValue('VM_FAULT_SIGSEGV')
     })
     h.on('HC_NOTIFY_DIE', () => {
       const regs = h.arg(1)
@@ -924,9 +932,12 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
     })
 
     // Page faults: the demand-paged buffer (kernel mode, copy_from_user), then two bad pointers.
-    const pf = log.exceptions.filter((e) => e.trapnr === 14)
-    expect(pf[0]).toMatchObject({ addr: 0x600000, fatal: 0, cs: KERNEL_CS })
+    // handle_mm_fault: copy_from_user's read of the buffer (kernel mode: no FAULT_FLAG_USER), paged in;
+    // then the two bad pointers, which the exception table turned into -EFAULT (no HC_EXCEPTION for them).
+    const pf = log.mmFaults
+    expect(pf[0]).toEqual({ addr: 0x600000, flags: 0 })
     expect(pf.filter((e) => e.addr === 0x10)).toHaveLength(2)
+    expect(log.exceptions.filter((e) => e.trapnr === 14)).toEqual([])
     expect(log.exceptions.every((e) => e.fatal === 0)).toBe(true)
     expect(log.exceptions).toContainEqual({
       trapnr: 13,
@@ -999,7 +1010,12 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
     })
     h.on('HC_EXCEPTION', () => {
       exceptions.push({ trapnr: h.arg(1), fatal: h.arg(3), addr: h.arg(4) })
-      return 0 // nobody maps address 0
+      return 0
+    })
+    const mmFaults: number[] = []
+    h.on('HC_HANDLE_MM_FAULT', () => {
+      mmFaults.push(h.arg(0))
+      return abiValue('VM_FAULT_SIGSEGV') // nobody maps address 0
     })
     h.boot()
     expect(h.machine.run({ maxInstructions: 100_000 }).reason).toBe('halted') // idle, no timer
@@ -1015,10 +1031,9 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
     expect(printk).toContain('Oops: 0000 [#1] CPU: 0')
     expect(printk).toMatch(/RIP: 0010:ffffffff81[0-9a-f]{6} /)
     expect(notifies).toEqual([abiValue('DIE_PAGE_FAULT'), abiValue('DIE_OOPS')])
-    expect(exceptions).toEqual([
-      { trapnr: 14, fatal: abiValue('EXC_FIRST_CHANCE'), addr: 0 },
-      { trapnr: 14, fatal: abiValue('EXC_FATAL'), addr: 0 },
-    ])
+    // The kernel touched a user address: handle_mm_fault first, then (no fixup) the oops.
+    expect(mmFaults).toEqual([0])
+    expect(exceptions).toEqual([{ trapnr: 14, fatal: abiValue('EXC_FATAL'), addr: 0 }])
   })
 
   it('vsnprintf formats as the kernel does (called through kernel_call_return)', () => {

@@ -113,6 +113,7 @@
 #define HC_SYSCALL_TRACE_EXIT	0x11c	/* regs: tracehook_report_syscall_exit */
 #define HC_FDGET		0x11d	/* fd -> current's struct file * for fd | FDPUT_FPUT if a reference was taken, or 0 (EBADF) */
 #define HC_FPUT			0x11e	/* file: drop the reference __fdget took */
+#define HC_HANDLE_MM_FAULT	0x11f	/* address, flags, regs -> 0 (page mapped) or VM_FAULT_SIGSEGV */
 #define FDPUT_FPUT		1	/* __fdget's low bit: fdput must fput */
 
 /* HC_EXCEPTION's 4th argument (r10) [ext] */
@@ -169,6 +170,12 @@
 #define FILE_STRUCT_SIZE	32
 #define FILE_KIND_HOST		0	/* regular file, directory, device: read and written by the host */
 #define FILE_KIND_PIPE		1	/* a pipe (either end): pipe_read / pipe_write */
+
+/* ---- Page faults: handle_mm_fault's flags and result [ext] ------------ */
+#define FAULT_FLAG_WRITE	0x01
+#define FAULT_FLAG_USER		0x40
+#define FAULT_FLAG_INSTRUCTION	0x100
+#define VM_FAULT_SIGSEGV	0x0040
 
 /* ---- Vectors ---------------------------------------------------------- */
 #define X86_TRAP_DE		0

@@ -9,7 +9,13 @@
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <asm/percpu.h>
+#include <asm/hypercall.h>
 #include <asm/special_insns.h>
+
+/* The page fault error code's bits. */
+#define X86_PF_WRITE	0x02
+#define X86_PF_USER	0x04
+#define X86_PF_INSTR	0x10
 
 long host_exception(struct pt_regs *regs, int trapnr, long error_code, int fatal, unsigned long address);
 
@@ -23,6 +29,45 @@ noinline void no_context(struct pt_regs *regs, unsigned long error_code, unsigne
 }
 NOKPROBE_SYMBOL(no_context);
 
+/*
+ * Leaf: the memory manager (mm/memory.c). The address spaces are the
+ * host's: it maps the page (demand paging, copy-on-write) and answers 0, or
+ * VM_FAULT_SIGSEGV when no mapping allows the access. vma is NULL here (the
+ * VMAs are the host's); address is $arg2, as tools read it.
+ */
+noinline unsigned int handle_mm_fault(void *vma, unsigned long address, unsigned int flags,
+				      struct pt_regs *regs)
+{
+	(void)vma;
+	return (unsigned int)hypercall3(HC_HANDLE_MM_FAULT, address, flags, regs);
+}
+
+/*
+ * A fault on a user address, from user mode or from the kernel touching user
+ * memory (copy_from_user and friends): the mm resolves it, or else user
+ * mode gets SIGSEGV (the host's bad_area) and kernel mode the exception
+ * table's -EFAULT.
+ */
+noinline void do_user_addr_fault(struct pt_regs *regs, unsigned long error_code, unsigned long address)
+{
+	unsigned int flags = 0;
+
+	if (error_code & X86_PF_WRITE)
+		flags |= FAULT_FLAG_WRITE;
+	if (error_code & X86_PF_USER)
+		flags |= FAULT_FLAG_USER;
+	if (error_code & X86_PF_INSTR)
+		flags |= FAULT_FLAG_INSTRUCTION;
+	if (!(handle_mm_fault(NULL, address, flags, regs) & VM_FAULT_SIGSEGV))
+		return;
+	if (user_mode(regs)) {
+		host_exception(regs, X86_TRAP_PF, (long)error_code, EXC_FIRST_CHANCE, address);
+		return;
+	}
+	no_context(regs, error_code, address);
+}
+NOKPROBE_SYMBOL(do_user_addr_fault);
+
 noinline void do_page_fault(struct pt_regs *regs, unsigned long error_code, unsigned long address)
 {
 	/* A kprobe whose single-stepped instruction faulted gets the first word. */
@@ -30,21 +75,10 @@ noinline void do_page_fault(struct pt_regs *regs, unsigned long error_code, unsi
 		       SIGSEGV) == NOTIFY_STOP)
 		return;
 
-	if (user_mode(regs)) {
-		/* Demand paging, CoW or a signal: the host rewrites the frame if it must. */
-		host_exception(regs, X86_TRAP_PF, (long)error_code, EXC_FIRST_CHANCE, address);
+	if (user_mode(regs) || address < TASK_SIZE_MAX) {
+		do_user_addr_fault(regs, error_code, address);
 		return;
 	}
-
-	/*
-	 * Kernel mode touching user memory (copy_from_user and friends): first
-	 * let the host page it in, as for a user access; only if the address is
-	 * really bad does the exception table turn it into -EFAULT.
-	 */
-	if (address < TASK_SIZE_MAX &&
-	    host_exception(regs, X86_TRAP_PF, (long)error_code, EXC_FIRST_CHANCE, address) == 1)
-		return;
-
 	no_context(regs, error_code, address);
 }
 NOKPROBE_SYMBOL(do_page_fault);
