@@ -1,0 +1,111 @@
+// The functions perf-probe and bpftrace users attach to exist in the guest
+// kernel with Linux's names and argument order, and are hit while a busybox
+// shell pipeline runs: load_elf_binary with the exec'd file in
+// bprm->filename, handle_mm_fault(vma, address, flags, regs) for each page
+// the programs touch. Their callers in the fault path stay off limits, as
+// the kprobes documentation says. Needs busybox-static; skipped otherwise.
+
+import { existsSync, readFileSync } from 'node:fs'
+import { FAULT_FLAG_USER, FAULT_FLAG_WRITE, Kernel, TASK_SIZE } from '@probekit/kernel'
+import { describe, expect, it } from 'vitest'
+import { type Kprobe, Kprobes, type Kretprobe, regs_return_value } from '../src/index.js'
+import { guestImage } from './support/kernel.js'
+
+const BUSYBOX = '/bin/busybox'
+const available =
+  process.platform === 'linux' &&
+  process.arch === 'x64' &&
+  existsSync(BUSYBOX) &&
+  !readFileSync(BUSYBOX).includes(Buffer.from('/lib64/ld-linux-x86-64.so.2'))
+const PIPELINE = '/bin/busybox seq 1 300 | /bin/busybox sort -r | /bin/busybox wc -l'
+
+function boot(): { k: Kernel; kp: Kprobes; out: () => string } {
+  let out = ''
+  const k = new Kernel({
+    image: guestImage(),
+    memorySize: 128 * 1024 * 1024,
+    stdout: (d) => {
+      out += new TextDecoder().decode(d)
+    },
+  })
+  k.vfs.writeFile(BUSYBOX, new Uint8Array(readFileSync(BUSYBOX)), 0o755)
+  k.boot()
+  return { k, kp: new Kprobes(k), out: () => out }
+}
+
+/** A NUL-terminated kernel string. */
+function kernelString(k: Kernel, addr: number): string {
+  return k.readKernelString(addr)
+}
+
+describe.skipIf(!available)('probe points on a busybox pipeline', () => {
+  it("load_elf_binary(bprm): bprm->filename is the exec'd file, once per exec", () => {
+    const { k, kp, out } = boot()
+    const loaded: string[] = []
+    const execs: string[] = []
+    const p: Kprobe = {
+      symbol_name: 'load_elf_binary',
+      pre_handler: (_p, regs) => {
+        loaded.push(kernelString(k, kp.peek(regs.get('di'))))
+        return 0
+      },
+    }
+    // do_execve(filename, argv, envp): struct filename's name at +0.
+    const q: Kprobe = {
+      symbol_name: 'do_execve',
+      pre_handler: (_p, regs) => {
+        execs.push(kernelString(k, kp.peek(regs.get('di'))))
+        return 0
+      },
+    }
+    expect(kp.register_kprobes([p, q])).toBe(0)
+    k.spawn(BUSYBOX, ['sh', '-c', PIPELINE])
+    expect(k.run(2_000_000_000).exit?.status).toBe(0)
+    expect(out().trim()).toBe('300')
+    // The shell forked and exec'd the three commands.
+    expect(loaded).toEqual([BUSYBOX, BUSYBOX, BUSYBOX])
+    expect(execs).toEqual(loaded)
+  })
+
+  it('handle_mm_fault(vma, address, flags, regs): the faulting user addresses; the page is mapped after it', () => {
+    const { k, kp } = boot()
+    const faults: { address: number; flags: number; mapped: boolean }[] = []
+    const rp: Kretprobe = {
+      kp: { symbol_name: 'handle_mm_fault' },
+      maxactive: 4,
+      data_size: 16,
+      entry_handler: (ri, regs) => {
+        const d = new DataView(ri.data.buffer)
+        d.setFloat64(0, regs.get('si'))
+        d.setFloat64(8, regs.get('dx'))
+        return 0
+      },
+      handler: (ri, regs) => {
+        const d = new DataView(ri.data.buffer)
+        const address = d.getFloat64(0)
+        const task = ri.task
+        const mapped =
+          regs_return_value(regs) === 0 && task !== null && task.mm.space.lookup(address) !== null
+        faults.push({ address, flags: d.getFloat64(8), mapped })
+        return 0
+      },
+    }
+    expect(kp.register_kretprobe(rp)).toBe(0)
+    // The fault path itself cannot be probed (a breakpoint there would fault while handling a fault).
+    expect(kp.register_kprobe({ symbol_name: 'do_user_addr_fault' })).toBe(-22)
+    expect(kp.register_kprobe({ symbol_name: 'exc_page_fault' })).toBe(-22)
+    k.spawn(BUSYBOX, ['sh', '-c', PIPELINE])
+    expect(k.run(2_000_000_000).exit?.status).toBe(0)
+
+    expect(faults.length).toBeGreaterThan(20)
+    for (const f of faults) {
+      expect(f.address).toBeGreaterThanOrEqual(0)
+      expect(f.address).toBeLessThan(TASK_SIZE)
+      expect(f.mapped).toBe(true)
+    }
+    // Faults from user mode (demand paging, copy-on-write after fork), writes among them.
+    expect(faults.some((f) => (f.flags & FAULT_FLAG_USER) !== 0)).toBe(true)
+    expect(faults.some((f) => (f.flags & FAULT_FLAG_WRITE) !== 0)).toBe(true)
+    expect(rp.nmissed ?? 0).toBe(0)
+  })
+})
