@@ -25,6 +25,7 @@ SRCS="
 arch/x86/kernel/head_64.S
 arch/x86/entry/entry_64.S
 arch/x86/entry/common.c
+arch/x86/entry/syscall_64.c
 arch/x86/kernel/apic.c
 arch/x86/kernel/cpu/common.c
 arch/x86/kernel/idt.c
@@ -46,11 +47,13 @@ fs/read_write.c
 init/main.c
 kernel/exit.c
 kernel/fork.c
+kernel/futex/core.c
 kernel/notifier.c
 kernel/printk.c
 kernel/sched/core.c
 kernel/sched/wait.c
 kernel/sys_ni.c
+kernel/time/hrtimer.c
 lib/test_kprobes.c
 lib/vsprintf.c
 mm/mmap.c

@@ -11,11 +11,14 @@ struct pt_regs;
 #define __NR_open		2
 #define __NR_close		3
 #define __NR_mmap		9
+#define __NR_nanosleep		35
 #define __NR_clone		56
 #define __NR_fork		57
 #define __NR_vfork		58
 #define __NR_execve		59
 #define __NR_exit		60
+#define __NR_futex		202
+#define __NR_clock_nanosleep	230
 #define __NR_exit_group		231
 #define __NR_openat		257
 #define __NR_clone3		435
@@ -38,6 +41,21 @@ long sys_execve(const char __user *filename, const char __user *const __user *ar
 void __noreturn sys_exit(int error_code);
 void __noreturn sys_exit_group(int error_code);
 long sys_ni_host(struct pt_regs *regs);
+long host_syscall(struct pt_regs *regs);
+struct __kernel_timespec;
+long sys_nanosleep(struct __kernel_timespec __user *rqtp, struct __kernel_timespec __user *rmtp);
+long sys_clock_nanosleep(int which_clock, int flags, const struct __kernel_timespec __user *rqtp,
+			 struct __kernel_timespec __user *rmtp);
+long sys_futex(u32 __user *uaddr, int op, u32 val, const struct __kernel_timespec __user *utime,
+	       u32 __user *uaddr2, u32 val3);
+
+/* The x86-64 entry wrappers (arch/x86/entry/syscall_64.c). */
+#define __X64_SYS(name) long __x64_sys_##name(const struct pt_regs *regs)
+__X64_SYS(read); __X64_SYS(write); __X64_SYS(open); __X64_SYS(openat); __X64_SYS(close);
+__X64_SYS(mmap); __X64_SYS(nanosleep); __X64_SYS(clone); __X64_SYS(fork); __X64_SYS(vfork);
+__X64_SYS(execve); __X64_SYS(futex); __X64_SYS(clock_nanosleep); __X64_SYS(clone3);
+void __noreturn __x64_sys_exit(const struct pt_regs *regs);
+void __noreturn __x64_sys_exit_group(const struct pt_regs *regs);
 
 asmlinkage void do_syscall_64(struct pt_regs *regs, int nr);
 void syscall_exit_to_user_mode(struct pt_regs *regs);

@@ -65,50 +65,23 @@ asmlinkage noinline void do_syscall_64(struct pt_regs *regs, int nr)
 	}
 
 	switch (nr) {
-	case __NR_read:
-		ret = sys_read(regs->di, (char __user *)regs->si, regs->dx);
-		break;
-	case __NR_write:
-		ret = sys_write(regs->di, (const char __user *)regs->si, regs->dx);
-		break;
-	case __NR_open:
-		ret = sys_open((const char __user *)regs->di, (int)regs->si, (umode_t)regs->dx);
-		break;
-	case __NR_close:
-		ret = sys_close(regs->di);
-		break;
-	case __NR_mmap:
-		ret = sys_mmap(regs->di, regs->si, regs->dx, regs->r10, regs->r8, regs->r9);
-		break;
-	case __NR_clone:
-		ret = sys_clone(regs->di, regs->si, (int __user *)regs->dx,
-				(int __user *)regs->r10, regs->r8);
-		break;
-	case __NR_clone3:
-		ret = sys_clone3((struct clone_args __user *)regs->di, regs->si);
-		break;
-	case __NR_fork:
-		ret = sys_fork();
-		break;
-	case __NR_vfork:
-		ret = sys_vfork();
-		break;
-	case __NR_execve:
-		ret = sys_execve((const char __user *)regs->di,
-				 (const char __user *const __user *)regs->si,
-				 (const char __user *const __user *)regs->dx);
-		break;
-	case __NR_exit:
-		sys_exit((int)regs->di);		/* never returns */
-	case __NR_exit_group:
-		sys_exit_group((int)regs->di);	/* never returns */
-	case __NR_openat:
-		ret = sys_openat((int)regs->di, (const char __user *)regs->si, (int)regs->dx,
-				 (umode_t)regs->r10);
-		break;
-	default:
-		ret = sys_ni_host(regs);
-		break;
+	case __NR_read:			ret = __x64_sys_read(regs); break;
+	case __NR_write:		ret = __x64_sys_write(regs); break;
+	case __NR_open:			ret = __x64_sys_open(regs); break;
+	case __NR_close:		ret = __x64_sys_close(regs); break;
+	case __NR_mmap:			ret = __x64_sys_mmap(regs); break;
+	case __NR_nanosleep:		ret = __x64_sys_nanosleep(regs); break;
+	case __NR_clone:		ret = __x64_sys_clone(regs); break;
+	case __NR_fork:			ret = __x64_sys_fork(regs); break;
+	case __NR_vfork:		ret = __x64_sys_vfork(regs); break;
+	case __NR_execve:		ret = __x64_sys_execve(regs); break;
+	case __NR_exit:			__x64_sys_exit(regs);		/* never returns */
+	case __NR_futex:		ret = __x64_sys_futex(regs); break;
+	case __NR_clock_nanosleep:	ret = __x64_sys_clock_nanosleep(regs); break;
+	case __NR_exit_group:		__x64_sys_exit_group(regs);	/* never returns */
+	case __NR_openat:		ret = __x64_sys_openat(regs); break;
+	case __NR_clone3:		ret = __x64_sys_clone3(regs); break;
+	default:			ret = sys_ni_host(regs); break;
 	}
 	/* The result goes into the frame (execve's host half returns the rax the new program starts with). */
 	regs->ax = ret;
