@@ -109,3 +109,51 @@ describe.skipIf(!available)('probe points on a busybox pipeline', () => {
     expect(rp.nmissed ?? 0).toBe(0)
   })
 })
+
+describe('futex and nanosleep sleep in the guest', () => {
+  const fixture = (name: string) =>
+    new Uint8Array(readFileSync(new URL(`../../kernel/fixtures/bin/${name}`, import.meta.url)))
+  const run = (name: string, symbols: string[]) => {
+    const k = new Kernel({ image: guestImage(), memorySize: 128 * 1024 * 1024 })
+    k.vfs.writeFile(`/bin/${name}`, fixture(name), 0o755)
+    k.boot()
+    const kp = new Kprobes(k)
+    const hits = new Map<string, number>(symbols.map((s) => [s, 0]))
+    let sleptIn = ''
+    const probes: Kprobe[] = symbols.map((symbol_name) => ({
+      symbol_name,
+      pre_handler: () => {
+        hits.set(symbol_name, (hits.get(symbol_name) ?? 0) + 1)
+        return 0
+      },
+    }))
+    // Which function a sleep began in: the caller of wait_event_host (its return address).
+    probes.push({
+      symbol_name: 'wait_event_host',
+      pre_handler: (_p, regs) => {
+        sleptIn += `${k.kallsyms.format(kp.peek(regs.get('sp'))).split('+')[0]} `
+        return 0
+      },
+    })
+    expect(kp.register_kprobes(probes)).toBe(0)
+    k.spawn(`/bin/${name}`, [name])
+    expect(k.run(2_000_000_000).exit?.status).toBe(0)
+    return { hits, sleptIn }
+  }
+
+  it('pthreads: futex_wait sleeps until futex_wake', () => {
+    const { hits, sleptIn } = run('threads-glibc-O2', ['do_futex', 'futex_wait', 'futex_wake'])
+    expect(hits.get('futex_wait')).toBeGreaterThan(0)
+    expect(hits.get('futex_wake')).toBeGreaterThan(0)
+    expect(hits.get('do_futex')).toBe((hits.get('futex_wait') ?? 0) + (hits.get('futex_wake') ?? 0))
+    expect(sleptIn).toContain('futex_wait')
+  })
+
+  it('nanosleep: do_nanosleep sleeps (sleepintr: its naps, and its reads in pipe_read)', () => {
+    const { hits, sleptIn } = run('sleepintr', ['hrtimer_nanosleep', 'do_nanosleep', 'pipe_read'])
+    expect(hits.get('do_nanosleep')).toBe(hits.get('hrtimer_nanosleep'))
+    expect(hits.get('do_nanosleep')).toBeGreaterThan(4)
+    expect(sleptIn).toContain('do_nanosleep')
+    expect(sleptIn).toContain('pipe_read')
+  })
+})
