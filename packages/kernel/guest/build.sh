@@ -50,6 +50,7 @@ kernel/fork.c
 kernel/futex/core.c
 kernel/notifier.c
 kernel/printk.c
+kernel/signal.c
 kernel/sched/core.c
 kernel/sched/wait.c
 kernel/sys_ni.c

@@ -43,6 +43,7 @@ import {
   HC_FILE_OPEN,
   HC_FILE_READ,
   HC_FILE_WRITE,
+  HC_FIND_TASK,
   HC_FINISH_WAIT,
   HC_FORK,
   HC_FPUT,
@@ -53,6 +54,7 @@ import {
   HC_PREPARE_TO_WAIT,
   HC_PRINTK,
   HC_PUT_TASK_STACK,
+  HC_SEND_SIGNAL,
   HC_SIGNAL,
   HC_SWITCH_TO,
   HC_SYSCALL,
@@ -827,6 +829,18 @@ export class Kernel implements TracehookKernel {
         task.mm.handleFault(address, (flags & FAULT_FLAG_WRITE) !== 0, (flags & FAULT_FLAG_INSTRUCTION) !== 0)
       if (ok) c.invlpg(address)
       ret(c, ok ? 0 : VM_FAULT_SIGSEGV)
+    })
+    m.registerHypercall(HC_FIND_TASK, (c) => {
+      const t = this.tasks.get(arg(c, 0) | 0)
+      ret(c, t && t.state !== 'zombie' ? t.guestTask : 0)
+    })
+    m.registerHypercall(HC_SEND_SIGNAL, (c) => {
+      // struct kernel_siginfo: si_signo +0, si_code +8, si_pid +16.
+      const info = arg(c, 1)
+      const word = (off: number) => readI32(this.readKernel(info + off, 4))
+      this.sendSignal(c, taskAt(arg(c, 2)), { signo: arg(c, 0), code: word(8), pid: word(16) })
+      this.noteWakeups(c)
+      ret(c, 0)
     })
     m.registerHypercall(HC_FPUT, (c) => {
       this.guestFiles.byAddress(arg(c, 0))?.release()

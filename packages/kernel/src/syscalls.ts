@@ -946,17 +946,11 @@ function sendSignal(ctx: SyscallContext, target: Task, sig: number, code = 0): n
   ctx.kernel.sendSignal(ctx.cpu, target, { signo: sig, code, pid: ctx.task.tgid })
   return 0
 }
+// kill of a pid, tkill and tgkill run in the guest (kernel/signal.c) down to send_signal's leaf;
+// kill of a process group or of -1 comes here (to the caller's own process, for now).
 def(62, 'kill', (ctx, pid, sig) => {
   const t = ctx.kernel.tasks.get(pid > 0 ? pid : ctx.task.tgid)
   return t && t.state !== 'zombie' ? sendSignal(ctx, t, sig) : -ESRCH
-})
-def(200, 'tkill', (ctx, tid, sig) => {
-  const t = ctx.kernel.tasks.get(tid)
-  return t && t.state !== 'zombie' ? sendSignal(ctx, t, sig, -6) : -ESRCH // SI_TKILL
-})
-def(234, 'tgkill', (ctx, tgid, tid, sig) => {
-  const t = ctx.kernel.tasks.get(tid)
-  return t && t.tgid === tgid && t.state !== 'zombie' ? sendSignal(ctx, t, sig, -6) : -ESRCH
 })
 
 // ---------------------------------------------------------------- in their own files

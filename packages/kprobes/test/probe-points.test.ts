@@ -110,6 +110,42 @@ describe.skipIf(!available)('probe points on a busybox pipeline', () => {
   })
 })
 
+describe('sending signals', () => {
+  it('kill and raise (tgkill) reach send_signal(sig, info, t, type) with the target and si_code', () => {
+    const k = new Kernel({ image: guestImage(), memorySize: 128 * 1024 * 1024 })
+    k.vfs.writeFile(
+      '/bin/signals',
+      new Uint8Array(readFileSync(new URL('../../kernel/fixtures/bin/signals', import.meta.url))),
+      0o755,
+    )
+    k.boot()
+    const kp = new Kprobes(k)
+    const sent: { sig: number; code: number; pid: number; target: number }[] = []
+    const p: Kprobe = {
+      symbol_name: 'send_signal',
+      pre_handler: (_p, regs) => {
+        // struct kernel_siginfo: si_code at +8, si_pid at +16; the target task_struct's pid at +0.
+        const info = regs.get('si')
+        sent.push({
+          sig: regs.get('di'),
+          code: kp.peek(info + 8, 4) | 0,
+          pid: kp.peek(info + 16, 4),
+          target: kp.peek(regs.get('dx'), 4),
+        })
+        return 0
+      },
+    }
+    expect(kp.register_kprobe(p)).toBe(0)
+    const init = k.spawn('/bin/signals', ['signals'])
+    expect(k.run(2_000_000_000).exit?.status).toBe(0)
+    // raise(SIGUSR1): tgkill, SI_TKILL; kill(getpid(), SIGUSR1): SI_USER, from itself.
+    expect(sent).toContainEqual({ sig: 10, code: -6, pid: init.pid, target: init.pid })
+    expect(sent).toContainEqual({ sig: 10, code: 0, pid: init.pid, target: init.pid })
+    // The parent's SIGUSR1 to a child waiting in sigsuspend: another target.
+    expect(sent.some((s) => s.target !== init.pid)).toBe(true)
+  })
+})
+
 describe('futex and nanosleep sleep in the guest', () => {
   const fixture = (name: string) =>
     new Uint8Array(readFileSync(new URL(`../../kernel/fixtures/bin/${name}`, import.meta.url)))

@@ -114,6 +114,8 @@
 #define HC_FDGET		0x11d	/* fd -> current's struct file * for fd | FDPUT_FPUT if a reference was taken, or 0 (EBADF) */
 #define HC_FPUT			0x11e	/* file: drop the reference __fdget took */
 #define HC_HANDLE_MM_FAULT	0x11f	/* address, flags, regs -> 0 (page mapped) or VM_FAULT_SIGSEGV */
+#define HC_FIND_TASK		0x120	/* pid -> its live task_struct, or 0 */
+#define HC_SEND_SIGNAL		0x121	/* sig, struct kernel_siginfo *, task, type -> 0 */
 #define FDPUT_FPUT		1	/* __fdget's low bit: fdput must fput */
 
 /* HC_EXCEPTION's 4th argument (r10) [ext] */

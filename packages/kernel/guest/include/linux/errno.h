@@ -14,6 +14,7 @@
 #define EINVAL		22
 #define ENAMETOOLONG	36
 #define ENOSYS		38
+#define ESRCH		3
 #define EOVERFLOW	75
 
 /*

@@ -17,9 +17,12 @@ struct pt_regs;
 #define __NR_vfork		58
 #define __NR_execve		59
 #define __NR_exit		60
+#define __NR_kill		62
+#define __NR_tkill		200
 #define __NR_futex		202
 #define __NR_clock_nanosleep	230
 #define __NR_exit_group		231
+#define __NR_tgkill		234
 #define __NR_openat		257
 #define __NR_clone3		435
 
@@ -46,6 +49,9 @@ struct __kernel_timespec;
 long sys_nanosleep(struct __kernel_timespec __user *rqtp, struct __kernel_timespec __user *rmtp);
 long sys_clock_nanosleep(int which_clock, int flags, const struct __kernel_timespec __user *rqtp,
 			 struct __kernel_timespec __user *rmtp);
+long sys_kill(int pid, int sig);
+long sys_tkill(int pid, int sig);
+long sys_tgkill(int tgid, int pid, int sig);
 long sys_futex(u32 __user *uaddr, int op, u32 val, const struct __kernel_timespec __user *utime,
 	       u32 __user *uaddr2, u32 val3);
 
@@ -53,7 +59,7 @@ long sys_futex(u32 __user *uaddr, int op, u32 val, const struct __kernel_timespe
 #define __X64_SYS(name) long __x64_sys_##name(const struct pt_regs *regs)
 __X64_SYS(read); __X64_SYS(write); __X64_SYS(open); __X64_SYS(openat); __X64_SYS(close);
 __X64_SYS(mmap); __X64_SYS(nanosleep); __X64_SYS(clone); __X64_SYS(fork); __X64_SYS(vfork);
-__X64_SYS(execve); __X64_SYS(futex); __X64_SYS(clock_nanosleep); __X64_SYS(clone3);
+__X64_SYS(execve); __X64_SYS(kill); __X64_SYS(tkill); __X64_SYS(tgkill); __X64_SYS(futex); __X64_SYS(clock_nanosleep); __X64_SYS(clone3);
 void __noreturn __x64_sys_exit(const struct pt_regs *regs);
 void __noreturn __x64_sys_exit_group(const struct pt_regs *regs);
 

@@ -76,9 +76,12 @@ asmlinkage noinline void do_syscall_64(struct pt_regs *regs, int nr)
 	case __NR_vfork:		ret = __x64_sys_vfork(regs); break;
 	case __NR_execve:		ret = __x64_sys_execve(regs); break;
 	case __NR_exit:			__x64_sys_exit(regs);		/* never returns */
+	case __NR_kill:			ret = __x64_sys_kill(regs); break;
+	case __NR_tkill:		ret = __x64_sys_tkill(regs); break;
 	case __NR_futex:		ret = __x64_sys_futex(regs); break;
 	case __NR_clock_nanosleep:	ret = __x64_sys_clock_nanosleep(regs); break;
 	case __NR_exit_group:		__x64_sys_exit_group(regs);	/* never returns */
+	case __NR_tgkill:		ret = __x64_sys_tgkill(regs); break;
 	case __NR_openat:		ret = __x64_sys_openat(regs); break;
 	case __NR_clone3:		ret = __x64_sys_clone3(regs); break;
 	default:			ret = sys_ni_host(regs); break;

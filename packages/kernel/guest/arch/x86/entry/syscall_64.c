@@ -73,6 +73,21 @@ noinline void __noreturn __x64_sys_exit(const struct pt_regs *regs)
 	sys_exit((int)regs->di);
 }
 
+noinline long __x64_sys_kill(const struct pt_regs *regs)
+{
+	return sys_kill((int)regs->di, (int)regs->si);
+}
+
+noinline long __x64_sys_tkill(const struct pt_regs *regs)
+{
+	return sys_tkill((int)regs->di, (int)regs->si);
+}
+
+noinline long __x64_sys_tgkill(const struct pt_regs *regs)
+{
+	return sys_tgkill((int)regs->di, (int)regs->si, (int)regs->dx);
+}
+
 noinline long __x64_sys_futex(const struct pt_regs *regs)
 {
 	return sys_futex(U(regs->di), (int)regs->si, (u32)regs->dx, U(regs->r10), U(regs->r8),
