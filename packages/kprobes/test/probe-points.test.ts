@@ -67,6 +67,35 @@ describe.skipIf(!available)('probe points on a busybox pipeline', () => {
     expect(execs).toEqual(loaded)
   })
 
+  it('do_sys_openat2 -> do_filp_open(dfd, pathname, op): the kernel copy of each opened path', () => {
+    const { k, kp, out } = boot()
+    const opened: { dfd: number; path: string }[] = []
+    const p: Kprobe = {
+      symbol_name: 'do_filp_open',
+      pre_handler: (_p, regs) => {
+        opened.push({ dfd: regs.get('di') | 0, path: kernelString(k, kp.peek(regs.get('si'))) })
+        return 0
+      },
+    }
+    let openat2 = 0
+    const q: Kprobe = {
+      symbol_name: 'do_sys_openat2',
+      pre_handler: () => {
+        openat2++
+        return 0
+      },
+    }
+    expect(kp.register_kprobes([p, q])).toBe(0)
+    k.spawn(BUSYBOX, ['cat', '/etc/group', '/etc/passwd'])
+    expect(k.run(1_000_000_000).exit?.status).toBe(0)
+    expect(out()).toContain('root:x:0:')
+    expect(opened).toEqual([
+      { dfd: -100, path: '/etc/group' },
+      { dfd: -100, path: '/etc/passwd' },
+    ])
+    expect(openat2).toBe(2)
+  })
+
   it('handle_mm_fault(vma, address, flags, regs): the faulting user addresses; the page is mapped after it', () => {
     const { k, kp } = boot()
     const faults: { address: number; flags: number; mapped: boolean }[] = []
