@@ -65,14 +65,16 @@ mm/mmap.c
 # onto the kernel stack), integer registers only (the emulator has no FPU
 # state in the kernel), 8-byte stack alignment, frame pointers for
 # unwinding (set up on entry, not shrink-wrapped past early returns: a
-# probe at a function's first byte sees its frame begin), no CET (endbr64)
+# probe at a function's first byte sees its frame begin), arguments built
+# in memory for a callee that only passes them on are really there (no
+# -fipa-modref: a probe reads them), no CET (endbr64)
 # and no stack protector. Jump tables stay ON:
 # do_syscall_64's switch must become an indirect jump.
 CFLAGS="-std=gnu11 -O2 -ffreestanding -nostdinc -fno-pic -fno-pie -mcmodel=kernel
 	-mno-red-zone -mno-sse -mno-sse2 -mno-mmx -mno-80387 -mgeneral-regs-only
 	-mpreferred-stack-boundary=3 -fno-stack-protector -fno-asynchronous-unwind-tables
 	-fno-unwind-tables -fcf-protection=none -fno-omit-frame-pointer
-	-fno-optimize-sibling-calls -fno-shrink-wrap -fno-strict-aliasing -fno-common
+	-fno-optimize-sibling-calls -fno-shrink-wrap -fno-ipa-modref -fno-strict-aliasing -fno-common
 	-fno-delete-null-pointer-checks -fno-ident -Wall -Wextra -Wno-unused-parameter
 	-ffile-prefix-map=$GUEST/=
 	-I include"

@@ -946,6 +946,16 @@ function sendSignal(ctx: SyscallContext, target: Task, sig: number, code = 0): n
   ctx.kernel.sendSignal(ctx.cpu, target, { signo: sig, code, pid: ctx.task.tgid })
   return 0
 }
+// vfs_fsync's host half: files here live in memory (or are read-only host mounts), always in sync;
+// a pipe or socket cannot be synced (EINVAL), as on Linux.
+function fsync(ctx: SyscallContext, fd: number): number {
+  const f = ctx.task.files.get(fd | 0)
+  if (!f) return -EBADF
+  return f.inode instanceof PipeEnd || f.path === 'socket:' ? -EINVAL : 0
+}
+def(74, 'fsync', (ctx, fd) => fsync(ctx, fd))
+def(75, 'fdatasync', (ctx, fd) => fsync(ctx, fd))
+
 // kill of a pid, tkill and tgkill run in the guest (kernel/signal.c) down to send_signal's leaf;
 // kill of a process group or of -1 comes here (to the caller's own process, for now).
 def(62, 'kill', (ctx, pid, sig) => {

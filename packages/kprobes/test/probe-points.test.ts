@@ -96,6 +96,43 @@ describe.skipIf(!available)('probe points on a busybox pipeline', () => {
     expect(openat2).toBe(2)
   })
 
+  it('vfs_mkdir and vfs_unlink see the name in dentry->d_name, vfs_fsync the file; do_munmap unmaps', () => {
+    const { k, kp } = boot()
+    const names: string[] = []
+    const dname = (sym: string): Kprobe => ({
+      symbol_name: sym,
+      // vfs_mkdir(idmap, dir, dentry, mode) / vfs_unlink(idmap, dir, dentry, delegated): d_name.name at +40.
+      pre_handler: (_p, regs) => {
+        names.push(`${sym} ${kernelString(k, kp.peek(regs.get('dx') + 40))}`)
+        return 0
+      },
+    })
+    let fsyncs = 0
+    let munmaps = 0
+    const fsync: Kprobe = {
+      symbol_name: 'vfs_fsync',
+      pre_handler: (_p, regs) => {
+        if (kp.peek(regs.get('di') + 12, 4) === 0) fsyncs++ // a struct file of a host (regular) file
+        return 0
+      },
+    }
+    const munmap: Kprobe = {
+      symbol_name: 'do_munmap',
+      pre_handler: () => {
+        munmaps++
+        return 0
+      },
+    }
+    expect(kp.register_kprobes([dname('vfs_mkdir'), dname('vfs_unlink'), fsync, munmap])).toBe(0)
+    const script =
+      'mkdir /tmp/dir && /bin/busybox dd if=/etc/passwd of=/tmp/dir/copy conv=fsync 2>/dev/null && rm /tmp/dir/copy && rmdir /tmp/dir && /bin/busybox seq 1 20000 | /bin/busybox sort -n | /bin/busybox tail -1'
+    k.spawn(BUSYBOX, ['sh', '-c', script])
+    expect(k.run(2_000_000_000).exit?.status).toBe(0)
+    expect(names).toEqual(['vfs_mkdir dir', 'vfs_unlink copy'])
+    expect(fsyncs).toBe(1)
+    expect(munmaps).toBeGreaterThan(0)
+  })
+
   it('handle_mm_fault(vma, address, flags, regs): the faulting user addresses; the page is mapped after it', () => {
     const { k, kp } = boot()
     const faults: { address: number; flags: number; mapped: boolean }[] = []

@@ -8,6 +8,7 @@
  * do_mmap is the leaf that hands it the syscall frame.
  */
 #include <linux/errno.h>
+#include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/syscalls.h>
@@ -38,16 +39,41 @@ noinline unsigned long vm_mmap_pgoff(struct file *file, unsigned long addr, unsi
 	return do_mmap(file, addr, len, prot, flag, 0, pgoff, &populate, NULL);
 }
 
-/*
- * The fd stays an integer here: this kernel has no struct file, and the
- * host resolves the fd from the frame. Anonymous mappings get file = NULL.
- */
+/* A file mapping's struct file (fdget); anonymous mappings get file = NULL. The host maps from the frame. */
 noinline unsigned long ksys_mmap_pgoff(unsigned long addr, unsigned long len, unsigned long prot,
 				       unsigned long flags, unsigned long fd, unsigned long pgoff)
 {
-	struct file *file = NULL;
+	struct fd f = { NULL, 0 };
+	unsigned long ret;
 
-	if (!(flags & MAP_ANONYMOUS))
-		file = (struct file *)fd;
-	return vm_mmap_pgoff(file, addr, len, prot, flags, pgoff);
+	if (!(flags & MAP_ANONYMOUS)) {
+		f = fdget(fd);
+		if (!f.file)
+			return -EBADF;
+	}
+	ret = vm_mmap_pgoff(f.file, addr, len, prot, flags, pgoff);
+	if (f.file)
+		fdput(f);
+	return ret;
+}
+
+/* Leaf: unmap (the host's VMAs and page tables). */
+noinline int do_munmap(void *mm, unsigned long start, size_t len, void *uf)
+{
+	(void)mm;
+	(void)start;
+	(void)len;
+	(void)uf;
+	return (int)host_syscall(current_pt_regs());
+}
+
+noinline int __vm_munmap(unsigned long start, size_t len, bool unlock)
+{
+	(void)unlock;
+	return do_munmap(NULL, start, len, NULL);
+}
+
+noinline long sys_munmap(unsigned long addr, size_t len)
+{
+	return __vm_munmap(addr, len, true);
 }

@@ -11,12 +11,17 @@ struct pt_regs;
 #define __NR_open		2
 #define __NR_close		3
 #define __NR_mmap		9
+#define __NR_munmap		11
 #define __NR_nanosleep		35
 #define __NR_clone		56
 #define __NR_fork		57
 #define __NR_vfork		58
 #define __NR_execve		59
 #define __NR_exit		60
+#define __NR_fsync		74
+#define __NR_fdatasync		75
+#define __NR_mkdir		83
+#define __NR_unlink		87
 #define __NR_kill		62
 #define __NR_tkill		200
 #define __NR_futex		202
@@ -24,6 +29,8 @@ struct pt_regs;
 #define __NR_exit_group		231
 #define __NR_tgkill		234
 #define __NR_openat		257
+#define __NR_mkdirat		258
+#define __NR_unlinkat		263
 #define __NR_clone3		435
 
 long sys_read(unsigned int fd, char __user *buf, size_t count);
@@ -50,6 +57,13 @@ long sys_nanosleep(struct __kernel_timespec __user *rqtp, struct __kernel_timesp
 long sys_clock_nanosleep(int which_clock, int flags, const struct __kernel_timespec __user *rqtp,
 			 struct __kernel_timespec __user *rmtp);
 long sys_kill(int pid, int sig);
+long sys_munmap(unsigned long addr, size_t len);
+long sys_fsync(unsigned int fd);
+long sys_fdatasync(unsigned int fd);
+long sys_mkdir(const char __user *pathname, umode_t mode);
+long sys_mkdirat(int dfd, const char __user *pathname, umode_t mode);
+long sys_unlink(const char __user *pathname);
+long sys_unlinkat(int dfd, const char __user *pathname, int flag);
 long sys_tkill(int pid, int sig);
 long sys_tgkill(int tgid, int pid, int sig);
 long sys_futex(u32 __user *uaddr, int op, u32 val, const struct __kernel_timespec __user *utime,
@@ -59,7 +73,8 @@ long sys_futex(u32 __user *uaddr, int op, u32 val, const struct __kernel_timespe
 #define __X64_SYS(name) long __x64_sys_##name(const struct pt_regs *regs)
 __X64_SYS(read); __X64_SYS(write); __X64_SYS(open); __X64_SYS(openat); __X64_SYS(close);
 __X64_SYS(mmap); __X64_SYS(nanosleep); __X64_SYS(clone); __X64_SYS(fork); __X64_SYS(vfork);
-__X64_SYS(execve); __X64_SYS(kill); __X64_SYS(tkill); __X64_SYS(tgkill); __X64_SYS(futex); __X64_SYS(clock_nanosleep); __X64_SYS(clone3);
+__X64_SYS(execve); __X64_SYS(munmap); __X64_SYS(fsync); __X64_SYS(fdatasync); __X64_SYS(mkdir);
+__X64_SYS(mkdirat); __X64_SYS(unlink); __X64_SYS(unlinkat); __X64_SYS(kill); __X64_SYS(tkill); __X64_SYS(tgkill); __X64_SYS(futex); __X64_SYS(clock_nanosleep); __X64_SYS(clone3);
 void __noreturn __x64_sys_exit(const struct pt_regs *regs);
 void __noreturn __x64_sys_exit_group(const struct pt_regs *regs);
 

@@ -70,12 +70,17 @@ asmlinkage noinline void do_syscall_64(struct pt_regs *regs, int nr)
 	case __NR_open:			ret = __x64_sys_open(regs); break;
 	case __NR_close:		ret = __x64_sys_close(regs); break;
 	case __NR_mmap:			ret = __x64_sys_mmap(regs); break;
+	case __NR_munmap:		ret = __x64_sys_munmap(regs); break;
 	case __NR_nanosleep:		ret = __x64_sys_nanosleep(regs); break;
 	case __NR_clone:		ret = __x64_sys_clone(regs); break;
 	case __NR_fork:			ret = __x64_sys_fork(regs); break;
 	case __NR_vfork:		ret = __x64_sys_vfork(regs); break;
 	case __NR_execve:		ret = __x64_sys_execve(regs); break;
 	case __NR_exit:			__x64_sys_exit(regs);		/* never returns */
+	case __NR_fsync:		ret = __x64_sys_fsync(regs); break;
+	case __NR_fdatasync:		ret = __x64_sys_fdatasync(regs); break;
+	case __NR_mkdir:		ret = __x64_sys_mkdir(regs); break;
+	case __NR_unlink:		ret = __x64_sys_unlink(regs); break;
 	case __NR_kill:			ret = __x64_sys_kill(regs); break;
 	case __NR_tkill:		ret = __x64_sys_tkill(regs); break;
 	case __NR_futex:		ret = __x64_sys_futex(regs); break;
@@ -83,6 +88,8 @@ asmlinkage noinline void do_syscall_64(struct pt_regs *regs, int nr)
 	case __NR_exit_group:		__x64_sys_exit_group(regs);	/* never returns */
 	case __NR_tgkill:		ret = __x64_sys_tgkill(regs); break;
 	case __NR_openat:		ret = __x64_sys_openat(regs); break;
+	case __NR_mkdirat:		ret = __x64_sys_mkdirat(regs); break;
+	case __NR_unlinkat:		ret = __x64_sys_unlinkat(regs); break;
 	case __NR_clone3:		ret = __x64_sys_clone3(regs); break;
 	default:			ret = sys_ni_host(regs); break;
 	}

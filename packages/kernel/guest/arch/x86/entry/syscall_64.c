@@ -73,6 +73,41 @@ noinline void __noreturn __x64_sys_exit(const struct pt_regs *regs)
 	sys_exit((int)regs->di);
 }
 
+noinline long __x64_sys_munmap(const struct pt_regs *regs)
+{
+	return sys_munmap(regs->di, regs->si);
+}
+
+noinline long __x64_sys_fsync(const struct pt_regs *regs)
+{
+	return sys_fsync(regs->di);
+}
+
+noinline long __x64_sys_fdatasync(const struct pt_regs *regs)
+{
+	return sys_fdatasync(regs->di);
+}
+
+noinline long __x64_sys_mkdir(const struct pt_regs *regs)
+{
+	return sys_mkdir(U(regs->di), (umode_t)regs->si);
+}
+
+noinline long __x64_sys_mkdirat(const struct pt_regs *regs)
+{
+	return sys_mkdirat((int)regs->di, U(regs->si), (umode_t)regs->dx);
+}
+
+noinline long __x64_sys_unlink(const struct pt_regs *regs)
+{
+	return sys_unlink(U(regs->di));
+}
+
+noinline long __x64_sys_unlinkat(const struct pt_regs *regs)
+{
+	return sys_unlinkat((int)regs->di, U(regs->si), (int)regs->dx);
+}
+
 noinline long __x64_sys_kill(const struct pt_regs *regs)
 {
 	return sys_kill((int)regs->di, (int)regs->si);
