@@ -5,40 +5,23 @@
 // the programs touch. Their callers in the fault path stay off limits, as
 // the kprobes documentation says. Needs busybox-static; skipped otherwise.
 
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { FAULT_FLAG_USER, FAULT_FLAG_WRITE, Kernel, TASK_SIZE } from '@probekit/kernel'
 import { describe, expect, it } from 'vitest'
 import { type Kprobe, Kprobes, type Kretprobe, regs_return_value } from '../src/index.js'
+import { BUSYBOX, bootBusybox, busyboxAvailable } from './support/busybox.js'
 import { guestImage } from './support/kernel.js'
 
-const BUSYBOX = '/bin/busybox'
-const available =
-  process.platform === 'linux' &&
-  process.arch === 'x64' &&
-  existsSync(BUSYBOX) &&
-  !readFileSync(BUSYBOX).includes(Buffer.from('/lib64/ld-linux-x86-64.so.2'))
 const PIPELINE = '/bin/busybox seq 1 300 | /bin/busybox sort -r | /bin/busybox wc -l'
 
-function boot(): { k: Kernel; kp: Kprobes; out: () => string } {
-  let out = ''
-  const k = new Kernel({
-    image: guestImage(),
-    memorySize: 128 * 1024 * 1024,
-    stdout: (d) => {
-      out += new TextDecoder().decode(d)
-    },
-  })
-  k.vfs.writeFile(BUSYBOX, new Uint8Array(readFileSync(BUSYBOX)), 0o755)
-  k.boot()
-  return { k, kp: new Kprobes(k), out: () => out }
-}
+const boot = () => bootBusybox()
 
 /** A NUL-terminated kernel string. */
 function kernelString(k: Kernel, addr: number): string {
   return k.readKernelString(addr)
 }
 
-describe.skipIf(!available)('probe points on a busybox pipeline', () => {
+describe.skipIf(!busyboxAvailable)('probe points on a busybox pipeline', () => {
   it("load_elf_binary(bprm): bprm->filename is the exec'd file, once per exec", () => {
     const { k, kp, out } = boot()
     const loaded: string[] = []

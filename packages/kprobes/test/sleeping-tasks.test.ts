@@ -7,39 +7,16 @@
 // Needs Debian's busybox-static at /bin/busybox; skipped otherwise.
 
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
-import { Kernel, type Task } from '@probekit/kernel'
 import { describe, expect, it } from 'vitest'
-import { type Kprobe, Kprobes, type Kretprobe, regs_return_value } from '../src/index.js'
-import { guestImage } from './support/kernel.js'
+import { type Kprobe, type Kretprobe, regs_return_value } from '../src/index.js'
+import { BUSYBOX, bootBusybox, busyboxAvailable } from './support/busybox.js'
 
-const BUSYBOX = '/bin/busybox'
-const available =
-  process.platform === 'linux' &&
-  process.arch === 'x64' &&
-  existsSync(BUSYBOX) &&
-  !readFileSync(BUSYBOX).includes(Buffer.from('/lib64/ld-linux-x86-64.so.2'))
 const PIPELINE = '/bin/busybox seq 1 3000 | /bin/busybox sort -r | /bin/busybox md5sum'
 /** seq 1 3000's output: 9 one-digit, 90 two-digit, 900 three-digit and 2001 four-digit lines. */
 const SEQ_BYTES = 9 * 2 + 90 * 3 + 900 * 4 + 2001 * 5
 const TASK_NORMAL = 3
 
-function pipelineKernel(cpus: number): { k: Kernel; kp: Kprobes; out: () => string; current: () => Task } {
-  let out = ''
-  const dec = new TextDecoder()
-  const k = new Kernel({
-    image: guestImage(),
-    cpus,
-    memorySize: 128 * 1024 * 1024,
-    stdout: (d) => {
-      out += dec.decode(d)
-    },
-  })
-  k.vfs.writeFile(BUSYBOX, new Uint8Array(readFileSync(BUSYBOX)), 0o755)
-  k.boot()
-  const kp = new Kprobes(k)
-  return { k, kp, out: () => out, current: () => k.current(k.machine.cpus[kp.smp_processor_id()]) }
-}
+const pipelineKernel = bootBusybox
 
 function nativeOutput(): string {
   return spawnSync('/bin/sh', ['-c', PIPELINE.replaceAll('/bin/busybox', BUSYBOX)], { encoding: 'utf8' })
@@ -48,7 +25,7 @@ function nativeOutput(): string {
 
 const RESTART_CODES = [-512, -513, -514, -516]
 
-describe.skipIf(!available).each([1, 2])('a busybox pipeline on %i vCPU(s)', (cpus) => {
+describe.skipIf(!busyboxAvailable).each([1, 2])('a busybox pipeline on %i vCPU(s)', (cpus) => {
   it('a kretprobe on vfs_read reports each read once, with the bytes it returned', () => {
     const { k, kp, out, current } = pipelineKernel(cpus)
     const reads: [number, number][] = []
