@@ -786,7 +786,11 @@ def(131, 'sigaltstack', ({ task, frame }, ss, oldss) => {
   }
   return 0
 })
-def(24, 'sched_yield', () => 0)
+// do_sched_yield: the caller goes to the back of the run queue at its return to user mode (schedule()).
+def(24, 'sched_yield', ({ kernel, cpu }) => {
+  kernel.requestReschedule(cpu)
+  return 0
+})
 
 const ARCH_SET_GS = 0x1001
 const ARCH_SET_FS = 0x1002
