@@ -162,8 +162,13 @@ export interface KernelOptions {
   /** Guest cycles between timer interrupts (the tick; default 100 000). */
   tickCycles?: number
   quantum?: number
-  stdout?: (data: Uint8Array) => void
-  stderr?: (data: Uint8Array) => void
+  /**
+   * Where the console's output goes. A negative errno returned (-EPIPE: nobody reads any more,
+   * -ENOSPC: a full disk) is what the guest's write gets, as from a pipe or file (EPIPE also
+   * sends SIGPIPE, as pipe_write does); anything else means the data was written.
+   */
+  stdout?: (data: Uint8Array) => unknown
+  stderr?: (data: Uint8Array) => unknown
   /** The console is a terminal (TCGETS succeeds, so libc line-buffers it); default false, as when piped. */
   consoleIsTty?: boolean
   /** Bytes for stdin (EOF after them), or a function called for each read (an empty result is EOF). */
@@ -216,8 +221,8 @@ export class Kernel implements TracehookKernel {
   readonly unimplementedInstructions = new Map<string, number>()
   /** Syscall numbers met that the kernel does not implement (reported by name). */
   readonly unimplemented = new Map<number, number>()
-  private readonly stdout: (d: Uint8Array) => void
-  private readonly stderr: (d: Uint8Array) => void
+  private readonly stdout: (d: Uint8Array) => unknown
+  private readonly stderr: (d: Uint8Array) => unknown
   private stdinData: Uint8Array | ((max: number) => Uint8Array)
   private stdinPos = 0
 
@@ -233,8 +238,8 @@ export class Kernel implements TracehookKernel {
     this.guestTasks = new GuestTasks(this.machine, this.symbol('ret_from_fork'))
     this.guestFiles = new GuestFiles(this.machine)
     this.pageCache = new PageCache(this.machine.memory, this.machine.frames)
-    this.stdout = options.stdout ?? (() => {})
-    this.stderr = options.stderr ?? (() => {})
+    this.stdout = options.stdout ?? (() => undefined)
+    this.stderr = options.stderr ?? (() => undefined)
     this.stdinData = options.stdin ?? new Uint8Array(0)
     this.setupDevices()
     this.registerHypercalls()
@@ -321,16 +326,16 @@ export class Kernel implements TracehookKernel {
         return out
       },
       (data) => {
-        this.stdout(data)
-        return data.length
+        const r = this.stdout(data)
+        return typeof r === 'number' && r < 0 ? r : data.length
       },
       () => this.options.consoleIsTty ?? false,
     )
     const err = new CharDevice(
       () => new Uint8Array(0),
       (data) => {
-        this.stderr(data)
-        return data.length
+        const r = this.stderr(data)
+        return typeof r === 'number' && r < 0 ? r : data.length
       },
     )
     const dev = this.vfs.mkdirp('/dev')

@@ -93,7 +93,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
         throw new CliError(`--trace ${options.trace}: cannot write it`)
       }
     }
-    armProbes(kernel, probeDefs, (line) => writeAll(traceFd, utf8(`${line}\n`)))
+    // A trace reader that has gone (a closed pipe) gets no more lines; the program runs on.
+    let traceGone = false
+    armProbes(kernel, probeDefs, (line) => {
+      if (!traceGone && writeAll(traceFd, utf8(`${line}\n`)) < 0) traceGone = true
+    })
   }
   kernel.spawn(
     path,
@@ -111,7 +115,8 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   for (const [what, count] of kernel.unimplementedInstructions) {
     io.stderr.write(`${io.colors.yellow('probekit:')} ${what}: raised #UD (SIGILL) ${count} time(s)\n`)
   }
-  if (exit?.signal)
+  // Killed by SIGPIPE (its reader went away, as in `| head`): quiet, as a shell is.
+  if (exit?.signal && exit.signal !== SIGPIPE)
     io.stderr.write(`${io.colors.yellow('probekit:')} ${program} was killed by ${signalName(exit.signal)}\n`)
   if (exit) return exit.status
   if (result.reason === 'budget')
@@ -127,6 +132,33 @@ function utf8(s: string): Uint8Array {
   return encoder.encode(s)
 }
 
-function writeAll(fd: number, data: Uint8Array): void {
-  for (let off = 0; off < data.length; ) off += writeSync(fd, data, off)
+const SIGPIPE = 13
+const EPIPE = 32
+const ENOSPC = 28
+const EFBIG = 27
+
+/**
+ * Write data to a host descriptor as a guest's write to a pipe or file
+ * behaves: a slow reader is waited for (EAGAIN from a non-blocking
+ * descriptor), a reader that has gone gives -EPIPE and a full disk -ENOSPC
+ * (the guest's write returns them; EPIPE also brings SIGPIPE). The bytes
+ * written, if any were.
+ */
+function writeAll(fd: number, data: Uint8Array): number {
+  let off = 0
+  while (off < data.length) {
+    try {
+      off += writeSync(fd, data, off)
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code
+      if (code === 'EAGAIN') {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+        continue
+      }
+      const errno = code === 'EPIPE' ? EPIPE : code === 'ENOSPC' ? ENOSPC : code === 'EFBIG' ? EFBIG : 0
+      if (errno === 0) throw e
+      return off > 0 ? off : -errno
+    }
+  }
+  return off
 }
