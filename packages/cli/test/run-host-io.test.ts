@@ -31,6 +31,7 @@ describe.skipIf(!available)('probekit run: host output as a program sees it', ()
   it('a reader that goes away: the writer dies of SIGPIPE quietly (status 141), as natively', {
     timeout: 120_000,
   }, () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's ${PIPESTATUS[0]}, not a template
     const { native, emulated } = both('PROG seq 1 100000 | head -2; echo "status ${PIPESTATUS[0]}"')
     expect(native.stdout).toBe('1\n2\nstatus 141\n')
     expect({ stdout: emulated.stdout, stderr: emulated.stderr }).toEqual({
