@@ -51,5 +51,37 @@ describe('probekit run: files it cannot run', () => {
   it('a directory', () => oneLineError(run(dir), /is a directory/))
 
   it('a bad --cpus value', () =>
-    oneLineError(run('--cpus', 'lots', '/usr/bin/true'), /--cpus must be an integer/))
+    oneLineError(run('--cpus', 'lots', '/usr/bin/true'), /--cpus must be a whole number/))
+})
+
+describe('probekit run: arguments it refuses, each with one line and exit 2', () => {
+  const hello = fileURLToPath(new URL('../../kernel/fixtures/bin/hello', import.meta.url))
+
+  it('--cpus beyond the guest kernel NR_CPUS (16)', () => {
+    for (const n of ['17', '64', '0'])
+      oneLineError(run('--cpus', n, hello), /--cpus must be a whole number from 1 to 16/)
+  })
+
+  it('--max-instructions that is not a whole number', () => {
+    for (const n of ['1.5', '0x100', '1e400', '-3'])
+      oneLineError(run('--max-instructions', n, hello), /--max-instructions must be a whole number/)
+  })
+
+  it('--mount of a directory that does not exist', () =>
+    oneLineError(run('--mount', join(dir, 'nonexistent'), hello), /--mount .*nonexistent: no such directory/))
+
+  it('--trace with no probe to trace', () =>
+    oneLineError(run('--trace', join(dir, 'trace.txt'), hello), /there are no probes/))
+
+  it('two probes with one event name (tracefs: EEXIST)', () =>
+    oneLineError(
+      run('-p', 'p:foo do_fork', '-p', 'p:foo do_exit', hello),
+      /event foo already exists \(EEXIST\)/,
+    ))
+
+  it('a probe that cannot be placed leaves no trace file behind', () => {
+    const trace = join(dir, 'never.txt')
+    oneLineError(run('-p', 'p:foo no_such_function', '--trace', trace, hello), /no such kernel symbol/)
+    expect(existsSync(trace)).toBe(false)
+  })
 })

@@ -2,7 +2,7 @@
 // x86-64 Linux executable on the emulated machine under the probekit
 // kernel, with the host's stdio, and exit with the program's status.
 
-import { openSync, readFileSync, readSync, writeSync } from 'node:fs'
+import { existsSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs'
 import { posix, resolve } from 'node:path'
 import { checkExecutable, ElfError, Kernel, signalName, syscallName } from '@probekit/kernel'
 import { CliError } from '../cli-error.js'
@@ -22,12 +22,16 @@ export interface RunOptions {
   trace?: string
 }
 
+/** A decimal integer from 1 to max (no fractions, hex or exponents: 1.5, 0x100 and 1e400 are refused). */
 function positiveInt(text: string, what: string, max: number): number {
-  const n = Number(text)
-  if (!Number.isInteger(n) || n < 1 || n > max)
-    throw new CliError(`${what} must be an integer from 1 to ${max} (got '${text}')`)
+  const n = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN
+  if (!Number.isSafeInteger(n) || n < 1 || n > max)
+    throw new CliError(`${what} must be a whole number from 1 to ${max} (got '${text}')`)
   return n
 }
+
+/** The guest kernel's NR_CPUS. */
+const NR_CPUS = 16
 
 /** Where the program lives in the guest: its host path, resolved from the guest's root (cwd "/"), so argv[0] finds it again. */
 function guestPath(program: string): string {
@@ -35,11 +39,20 @@ function guestPath(program: string): string {
 }
 
 export function runCommand(program: string, args: readonly string[], options: RunOptions, io: CliIo): number {
-  const cpus = positiveInt(options.cpus, '--cpus', 64)
+  const cpus = positiveInt(options.cpus, '--cpus', NR_CPUS)
   const probeDefs = parseDefinitions(options.probe)
-  const budget = Number(options.maxInstructions)
-  if (!(budget > 0))
-    throw new CliError(`--max-instructions must be positive (got '${options.maxInstructions}')`)
+  const budget = positiveInt(options.maxInstructions, '--max-instructions', Number.MAX_SAFE_INTEGER)
+  if (options.trace && probeDefs.length === 0)
+    throw new CliError(`--trace ${options.trace}: there are no probes (-p) to trace`)
+  // tracefs refuses a second event of the same name (EEXIST).
+  const events = new Set<string>()
+  for (const d of probeDefs) {
+    if (events.has(d.event)) throw new CliError(`event ${d.event} already exists (EEXIST): probe names must differ`)
+    events.add(d.event)
+  }
+  for (const dir of options.mount)
+    if (!existsSync(resolve(dir)) || !statSync(resolve(dir)).isDirectory())
+      throw new CliError(`--mount ${dir}: no such directory`)
   let bytes: Uint8Array
   try {
     bytes = new Uint8Array(readFileSync(program))
@@ -86,6 +99,12 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   kernel.boot()
   let traceFd = 2
   if (probeDefs.length > 0) {
+    // A trace reader that has gone (a closed pipe) gets no more lines; the program runs on.
+    let traceGone = false
+    armProbes(kernel, probeDefs, (line) => {
+      if (!traceGone && writeAll(traceFd, utf8(`${line}\n`)) < 0) traceGone = true
+    })
+    // Opened once every probe is in place: a probe that cannot be placed leaves no empty file.
     if (options.trace) {
       try {
         traceFd = openSync(options.trace, 'w')
@@ -93,11 +112,6 @@ export function runCommand(program: string, args: readonly string[], options: Ru
         throw new CliError(`--trace ${options.trace}: cannot write it`)
       }
     }
-    // A trace reader that has gone (a closed pipe) gets no more lines; the program runs on.
-    let traceGone = false
-    armProbes(kernel, probeDefs, (line) => {
-      if (!traceGone && writeAll(traceFd, utf8(`${line}\n`)) < 0) traceGone = true
-    })
   }
   kernel.spawn(
     path,
