@@ -124,6 +124,37 @@ describe.skipIf(!busyboxAvailable).each([1, 2])('a busybox pipeline on %i vCPU(s
     expect([...got.values()].filter((n) => n === SEQ_BYTES)).toHaveLength(2)
   })
 
+  it('is deterministic: the same run twice gives the same reads, switches and instruction count', () => {
+    const once = () => {
+      const { k, kp } = pipelineKernel(cpus)
+      const events: string[] = []
+      const rp: Kretprobe = {
+        kp: { symbol_name: 'vfs_read' },
+        maxactive: 16,
+        handler: (ri, regs) => {
+          events.push(`read ${ri.task?.pid} ${regs_return_value(regs)}`)
+          return 0
+        },
+      }
+      const fts: Kprobe = {
+        symbol_name: 'finish_task_switch',
+        pre_handler: (_p, regs) => {
+          events.push(`switch cpu${kp.smp_processor_id()} from ${kp.peek(regs.get('di'), 4)}`)
+          return 0
+        },
+      }
+      expect(kp.register_kretprobe(rp)).toBe(0)
+      expect(kp.register_kprobe(fts)).toBe(0)
+      k.spawn(BUSYBOX, ['sh', '-c', PIPELINE])
+      expect(k.run(2_000_000_000).exit?.status).toBe(0)
+      return { events, instructions: k.machine.totalInstructions() }
+    }
+    const a = once()
+    const b = once()
+    expect(a.events.length).toBeGreaterThan(10)
+    expect(b).toEqual(a)
+  })
+
   it('try_to_wake_up, finish_task_switch and copy_process are hit with their real arguments', () => {
     const { k, kp } = pipelineKernel(cpus)
     const pidOf = (task: number) => kp.peek(task, 4)
