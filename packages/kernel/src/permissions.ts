@@ -5,12 +5,12 @@
 // read-only mount refuses writes (EROFS).
 
 import { EACCES, EBADF, EINVAL, EROFS } from './errno.js'
-import { lookupAt, type SyscallContext } from './syscalls.js'
+import { AT_FDCWD, lookupAt } from './namei.js'
+import type { SyscallContext } from './syscalls.js'
 import { strncpyFromUser } from './user-memory.js'
 import type { Inode } from './vfs.js'
 import { Directory, S_IFMT } from './vfs.js'
 
-const AT_FDCWD = -100
 const W_OK = 2
 const X_OK = 1
 const AT_SYMLINK_NOFOLLOW = 0x100

@@ -3,7 +3,8 @@
 // say ST_RDONLY.
 
 import { EBADF } from './errno.js'
-import { lookupAt, type SyscallContext } from './syscalls.js'
+import { AT_FDCWD, lookupAt } from './namei.js'
+import type { SyscallContext } from './syscalls.js'
 import { copyToUser, strncpyFromUser } from './user-memory.js'
 import type { Inode } from './vfs.js'
 
@@ -11,7 +12,6 @@ const TMPFS_MAGIC = 0x01021994
 const PAGE_SIZE = 4096
 const ST_RDONLY = 1
 const ST_VALID = 0x20
-const AT_FDCWD = -100
 
 function statfsBuf(ctx: SyscallContext, node: Inode): Uint8Array {
   const machine = ctx.kernel.machine

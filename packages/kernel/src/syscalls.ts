@@ -34,6 +34,7 @@ import {
 import type { Kernel, PtRegsFrame } from './kernel.js'
 import { sysMadvise } from './madvise.js'
 import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
+import { AT_FDCWD, dirAt, lookupAt } from './namei.js'
 import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './permissions.js'
 import { sysPoll, sysPpoll } from './poll.js'
 import { sysPrctl } from './prctl.js'
@@ -82,8 +83,6 @@ function def(nr: number, name: string, fn: SyscallFn): void {
 export function syscallName(nr: number): string {
   return names.get(nr) ?? SYSCALL_NAMES_64[nr] ?? `syscall_${nr}`
 }
-
-const AT_FDCWD = -100
 
 /** A descriptor argument is a C int: the register's upper half is not part of it (mov $-100, %edi leaves it zero). */
 function fileOf(t: Task, fd: number): OpenFile | number {
@@ -219,20 +218,6 @@ def(16, 'ioctl', ({ task }, fd, request, arg) => {
   }
   return 0
 })
-
-/** The directory a *at() call starts from: the cwd for AT_FDCWD (or an absolute path), else an open directory. */
-function dirAt(ctx: SyscallContext, dirfd: number, path: string): Directory | number {
-  // dirfd is an int (see fileOf): AT_FDCWD often arrives as 0x00000000ffffff9c.
-  if (path.startsWith('/') || (dirfd | 0) === AT_FDCWD) return ctx.task.cwd
-  const f = ctx.task.files.get(dirfd | 0)
-  if (!f) return -EBADF
-  return f.inode instanceof Directory ? f.inode : -ENOTDIR
-}
-
-export function lookupAt(ctx: SyscallContext, dirfd: number, path: string, nofollow = false): Inode | number {
-  const dir = dirAt(ctx, dirfd, path)
-  return typeof dir === 'number' ? dir : ctx.kernel.vfs.lookup(path, dir, nofollow)
-}
 
 function parentAt(
   ctx: SyscallContext,
