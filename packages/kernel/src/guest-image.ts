@@ -4,7 +4,7 @@
 
 import { AddressSpace, type Machine } from '@probekit/x86-emu'
 import { PAGE_OFFSET, START_KERNEL_MAP } from './abi.js'
-import { type ElfFile, type ElfSymbol, findSection, parseElf, readSymbols } from './elf.js'
+import { type ElfFile, type ElfSymbol, findSection, parseElf, readSymbols } from './exec/elf.js'
 import { Kallsyms } from './kallsyms.js'
 
 export interface ExceptionTableEntry {

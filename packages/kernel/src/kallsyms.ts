@@ -1,7 +1,7 @@
 // kallsyms: the kernel's symbol table, from the guest image's .symtab.
 // Name to address, address to "symbol+0xoff/0xsize", function boundaries.
 
-import type { ElfSymbol } from './elf.js'
+import type { ElfSymbol } from './exec/elf.js'
 
 export interface KernelSymbol {
   name: string

@@ -86,8 +86,6 @@ import {
   THREAD_SIZE,
   VM_FAULT_SIGSEGV,
 } from './abi.js'
-import { makeDevFd } from './dev-fd.js'
-import { ElfError } from './elf.js'
 import {
   EBADF,
   EFAULT,
@@ -101,19 +99,24 @@ import {
   ERESTARTNOINTR,
   ERESTARTSYS,
 } from './errno.js'
-import { loadExecutable } from './exec-loader.js'
-import { FdTable, O_RDWR, OpenFile, type WouldBlock } from './files.js'
-import { GuestFiles } from './guest-file.js'
+import { ElfError } from './exec/elf.js'
+import { loadExecutable } from './exec/exec-loader.js'
+import { makeDevFd } from './fs/dev-fd.js'
+import { FdTable, O_RDWR, OpenFile, type WouldBlock } from './fs/files.js'
+import { GuestFiles } from './fs/guest-file.js'
+import { CharDevice, RegularFile, Vfs } from './fs/vfs.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
-import { GuestTasks } from './guest-task.js'
 import { copyProcess, readKernelCloneArgs } from './kernel-clone-args.js'
-import { Mm } from './mm.js'
-import { PageCache } from './page-cache.js'
+import { Mm } from './mm/mm.js'
+import { PageCache } from './mm/page-cache.js'
+import { BadAddress, writeUserU32 } from './mm/user-memory.js'
 import { Printk } from './printk.js'
 import { execTask } from './process.js'
 import { defaultRlimits } from './rlimits.js'
 import { exitRobustList } from './robust-futex.js'
-import { rseqHandleNotifyResume, rseqPreempt, rseqSignalDeliver } from './rseq.js'
+import { GuestTasks } from './sched/guest-task.js'
+import { rseqHandleNotifyResume, rseqPreempt, rseqSignalDeliver } from './sched/rseq.js'
+import { type SleepCondition, Task, type TaskState } from './sched/task.js'
 import { KernelServices } from './services.js'
 import {
   bit,
@@ -137,7 +140,7 @@ import {
   type SigInfo,
   sanitizeMask,
   setupRtFrame,
-} from './signals.js'
+} from './signal/signals.js'
 import {
   hostOpen,
   type SyscallContext,
@@ -146,11 +149,8 @@ import {
   syscallTable,
   wallSeconds,
 } from './syscalls.js'
-import { type SleepCondition, Task, type TaskState } from './task.js'
-import { type TracehookKernel, Tracehooks } from './tracehook.js'
-import { BadAddress, writeUserU32 } from './user-memory.js'
+import { type TracehookKernel, Tracehooks } from './trace/tracehook.js'
 import { utf8Decode, utf8Encode } from './utf8.js'
-import { CharDevice, RegularFile, Vfs } from './vfs.js'
 
 export const TIMER_VECTOR = 32
 

@@ -6,9 +6,9 @@
 // Any other option is -EINVAL, as Linux answers an option it does not know.
 
 import { EINVAL } from './errno.js'
-import { NSIG } from './signals.js'
+import { copyFromUser, copyToUser, writeUserU32 } from './mm/user-memory.js'
+import { NSIG } from './signal/signals.js'
 import type { SyscallContext } from './syscalls.js'
-import { copyFromUser, copyToUser, writeUserU32 } from './user-memory.js'
 import { utf8Decode, utf8Encode } from './utf8.js'
 
 const PR_SET_PDEATHSIG = 1

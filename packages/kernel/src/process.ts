@@ -4,11 +4,8 @@
 
 import { copyX87State, newX87State, restoreX87State, x87State } from '@probekit/x86-emu'
 import { ECHILD, ENOENT, ESRCH } from './errno.js'
-import { loadExecutable } from './exec-loader.js'
-import { exitRobustList } from './robust-futex.js'
-import { rseqFork } from './rseq.js'
-import type { SyscallContext, SyscallResult } from './syscalls.js'
-import { Task } from './task.js'
+import { loadExecutable } from './exec/exec-loader.js'
+import { RegularFile } from './fs/vfs.js'
 import {
   copyFromUser,
   copyToUser,
@@ -16,8 +13,11 @@ import {
   readUserU64,
   strncpyFromUser,
   writeUserU32,
-} from './user-memory.js'
-import { RegularFile } from './vfs.js'
+} from './mm/user-memory.js'
+import { exitRobustList } from './robust-futex.js'
+import { rseqFork } from './sched/rseq.js'
+import { Task } from './sched/task.js'
+import type { SyscallContext, SyscallResult } from './syscalls.js'
 
 export const CLONE_VM = 0x100
 export const CLONE_FILES = 0x400

@@ -4,10 +4,10 @@
 // fork copies them, threads share them, exec keeps them.
 
 import { EINVAL, EPERM, ESRCH } from './errno.js'
-import { FdTable } from './files.js'
+import { FdTable } from './fs/files.js'
+import { copyFromUser, copyToUser } from './mm/user-memory.js'
+import type { Task } from './sched/task.js'
 import type { SyscallContext } from './syscalls.js'
-import type { Task } from './task.js'
-import { copyFromUser, copyToUser } from './user-memory.js'
 
 export interface Rlimit {
   cur: bigint

@@ -6,9 +6,9 @@
 
 import { EINVAL, ESRCH } from './errno.js'
 import type { Kernel } from './kernel.js'
+import { BadAddress, readUserU32, readUserU64, writeUserU32, writeUserU64 } from './mm/user-memory.js'
+import type { Task } from './sched/task.js'
 import type { SyscallContext } from './syscalls.js'
-import type { Task } from './task.js'
-import { BadAddress, readUserU32, readUserU64, writeUserU32, writeUserU64 } from './user-memory.js'
 
 /** sizeof(struct robust_list_head): { list.next, futex_offset, list_op_pending }. */
 const ROBUST_LIST_HEAD_SIZE = 24

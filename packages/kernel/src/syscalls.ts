@@ -4,7 +4,6 @@
 // case the task is parked and the syscall restarted when ready.
 
 import type { Cpu } from '@probekit/x86-emu'
-import { sysGetrusage, sysTimes } from './cputime.js'
 import { sysGetgroups, sysGetresid } from './credentials.js'
 import {
   EBADF,
@@ -30,26 +29,15 @@ import {
   O_WRONLY,
   OpenFile,
   type WouldBlock,
-} from './files.js'
+} from './fs/files.js'
+import { AT_FDCWD, dirAt, lookupAt } from './fs/namei.js'
+import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './fs/permissions.js'
+import { sysPoll, sysPpoll } from './fs/poll.js'
+import { sysFstatfs, sysStatfs } from './fs/statfs.js'
+import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT, S_IFREG, Symlink } from './fs/vfs.js'
 import type { Kernel, PtRegsFrame } from './kernel.js'
-import { sysMadvise } from './madvise.js'
-import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
-import { AT_FDCWD, dirAt, lookupAt } from './namei.js'
-import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './permissions.js'
-import { sysPoll, sysPpoll } from './poll.js'
-import { sysPrctl } from './prctl.js'
-import { futex, wait4, waitid } from './process.js'
-import { sysGetpgid, sysGetpgrp, sysGetsid, sysSetpgid, sysSetsid } from './process-groups.js'
-import { sysGetrlimit, sysPrlimit64, sysSetrlimit } from './rlimits.js'
-import { sysGetRobustList, sysSetRobustList } from './robust-futex.js'
-import { sysRseq } from './rseq.js'
-import { sysSchedGetaffinity } from './sched-affinity.js'
-import { bit, NSIG, restoreRtFrame, SIGKILL, SIGSEGV, SIGSTOP, sanitizeMask } from './signals.js'
-import { sysConnect, sysGetpeername, sysGetsockname, sysSocket } from './socket.js'
-import { sysFstatfs, sysStatfs } from './statfs.js'
-import { SYSCALL_NAMES_64 } from './syscall-names.js'
-import { sysSysinfo } from './sysinfo.js'
-import type { Task } from './task.js'
+import { sysMadvise } from './mm/madvise.js'
+import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm/mm.js'
 import {
   copyFromUser,
   copyToUser,
@@ -57,9 +45,21 @@ import {
   strncpyFromUser,
   writeUserU32,
   writeUserU64,
-} from './user-memory.js'
+} from './mm/user-memory.js'
+import { sysConnect, sysGetpeername, sysGetsockname, sysSocket } from './net/socket.js'
+import { sysPrctl } from './prctl.js'
+import { futex, wait4, waitid } from './process.js'
+import { sysGetpgid, sysGetpgrp, sysGetsid, sysSetpgid, sysSetsid } from './process-groups.js'
+import { sysGetrlimit, sysPrlimit64, sysSetrlimit } from './rlimits.js'
+import { sysGetRobustList, sysSetRobustList } from './robust-futex.js'
+import { sysGetrusage, sysTimes } from './sched/cputime.js'
+import { sysRseq } from './sched/rseq.js'
+import { sysSchedGetaffinity } from './sched/sched-affinity.js'
+import type { Task } from './sched/task.js'
+import { bit, NSIG, restoreRtFrame, SIGKILL, SIGSEGV, SIGSTOP, sanitizeMask } from './signal/signals.js'
+import { SYSCALL_NAMES_64 } from './syscall-names.js'
+import { sysSysinfo } from './sysinfo.js'
 import { utf8Encode } from './utf8.js'
-import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT, S_IFREG, Symlink } from './vfs.js'
 
 export interface SyscallContext {
   kernel: Kernel

@@ -2,8 +2,8 @@
 // sysconf(_SC_PHYS_PAGES / _SC_AVPHYS_PAGES) reads it (qsort sizes its
 // buffer by it). No swap, no high memory; load averages are not kept (0).
 
+import { copyToUser } from './mm/user-memory.js'
 import type { SyscallContext } from './syscalls.js'
-import { copyToUser } from './user-memory.js'
 
 const PAGE_SIZE = 4096
 

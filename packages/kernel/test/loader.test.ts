@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { AddressSpace, Machine } from '@probekit/x86-emu'
 import { describe, expect, it } from 'vitest'
 import { checkExecutable, ElfError, loadExecutable, Mm, STACK_TOP } from '../src/index.js'
-import { copyFromUser, readUserU64, strncpyFromUser } from '../src/user-memory.js'
+import { copyFromUser, readUserU64, strncpyFromUser } from '../src/mm/user-memory.js'
 
 const fixture = (name: string) =>
   new Uint8Array(readFileSync(new URL(`../../x86-emu/native/workloads/${name}`, import.meta.url)))

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest'
 import { Kernel } from '../src/index.js'
-import { readUserU64 } from '../src/user-memory.js'
+import { readUserU64 } from '../src/mm/user-memory.js'
 import { guestImage } from './support/run.js'
 import { tinyElf } from './support/tiny-elf.js'
 

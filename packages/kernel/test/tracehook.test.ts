@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { Kernel, type Task, type TaskTracer } from '../src/index.js'
-import { copyFromUser } from '../src/user-memory.js'
+import { copyFromUser } from '../src/mm/user-memory.js'
 import { guestImage } from './support/run.js'
 import { syscall, tinyElf } from './support/tiny-elf.js'
 

@@ -3,8 +3,8 @@
 // then printed by its type. A memory read that faults prints "(fault)".
 
 import type { Kernel, PtRegsFrame } from '../kernel.js'
-import type { Task } from '../task.js'
-import { copyFromUser } from '../user-memory.js'
+import { copyFromUser } from '../mm/user-memory.js'
+import type { Task } from '../sched/task.js'
 import { utf8Decode } from '../utf8.js'
 import type { FetchArg, FetchType, ProbeArg } from './probe-definition.js'
 

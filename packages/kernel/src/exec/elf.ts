@@ -2,7 +2,7 @@
 // user programs' segments. Malformed input gets an ElfError that says what
 // is wrong, never an out-of-range read.
 
-import { utf8Decode } from './utf8.js'
+import { utf8Decode } from '../utf8.js'
 
 export class ElfError extends Error {
   constructor(message: string) {

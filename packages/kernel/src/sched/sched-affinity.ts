@@ -3,9 +3,9 @@
 // mask is the online CPUs. glibc's sysconf(_SC_NPROCESSORS_ONLN) and
 // get_nprocs fall back on it.
 
-import { EINVAL, ESRCH } from './errno.js'
-import type { SyscallContext } from './syscalls.js'
-import { copyToUser } from './user-memory.js'
+import { EINVAL, ESRCH } from '../errno.js'
+import { copyToUser } from '../mm/user-memory.js'
+import type { SyscallContext } from '../syscalls.js'
 
 /** cpumask_size(): the machine has at most 64 CPUs, one unsigned long. */
 const CPUMASK_SIZE = 8

@@ -2,7 +2,7 @@
 // position; reads and writes that must wait say so (WouldBlock): the guest
 // then sleeps until ready() holds and asks again.
 
-import { EAGAIN, EBADF, EMFILE, ESPIPE } from './errno.js'
+import { EAGAIN, EBADF, EMFILE, ESPIPE } from '../errno.js'
 import type { Inode } from './vfs.js'
 
 /** A call that cannot proceed yet: the task sleeps in the guest until `ready()`, then calls again. */

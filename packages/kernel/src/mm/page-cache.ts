@@ -5,8 +5,8 @@
 // the copy-on-write path and changes that process's copy only.
 
 import type { FrameAllocator, PhysicalMemory } from '@probekit/x86-emu'
+import type { RegularFile } from '../fs/vfs.js'
 import { PAGE } from './mm.js'
-import type { RegularFile } from './vfs.js'
 
 export class PageCache {
   private readonly pages = new Map<RegularFile, Map<number, number>>()

@@ -21,10 +21,10 @@ import {
   TASK_TGID,
   TASK_THREAD_SP,
   THREAD_SIZE,
-} from './abi.js'
-import { directMap } from './guest-image.js'
+} from '../abi.js'
+import { directMap } from '../guest-image.js'
+import { utf8Encode } from '../utf8.js'
 import type { Task } from './task.js'
-import { utf8Encode } from './utf8.js'
 
 const STACK_PAGES = THREAD_SIZE / 4096
 

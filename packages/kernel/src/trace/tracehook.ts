@@ -12,9 +12,9 @@
 // task is TASK_TRACED: switched out, its registers in its pt_regs, until
 // release.
 
-import type { PtRegsFrame } from './kernel.js'
-import type { SigAction, SigInfo } from './signals.js'
-import type { Task } from './task.js'
+import type { PtRegsFrame } from '../kernel.js'
+import type { Task } from '../sched/task.js'
+import type { SigAction, SigInfo } from '../signal/signals.js'
 
 /** What a tracer decides for a signal about to be acted on (utrace's UTRACE_SIGNAL_*, simplified). */
 export type SignalVerdict =

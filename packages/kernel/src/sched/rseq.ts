@@ -6,13 +6,13 @@
 // abort handler, whose preceding 4 bytes must be the registered signature.
 
 import type { Cpu } from '@probekit/x86-emu'
-import { TASK_SIZE } from './abi.js'
-import { EBUSY, EFAULT, EINVAL, EPERM } from './errno.js'
-import type { Kernel, PtRegsFrame } from './kernel.js'
-import { SIGSEGV } from './signals.js'
-import type { SyscallContext } from './syscalls.js'
+import { TASK_SIZE } from '../abi.js'
+import { EBUSY, EFAULT, EINVAL, EPERM } from '../errno.js'
+import type { Kernel, PtRegsFrame } from '../kernel.js'
+import { BadAddress, copyFromUser, readUserU32, writeUserU32, writeUserU64 } from '../mm/user-memory.js'
+import { SIGSEGV } from '../signal/signals.js'
+import type { SyscallContext } from '../syscalls.js'
 import type { Task } from './task.js'
-import { BadAddress, copyFromUser, readUserU32, writeUserU32, writeUserU64 } from './user-memory.js'
 
 /** A thread's registration (current->rseq, rseq_len, rseq_sig) and whether an event awaits the return to user. */
 export interface RseqRegistration {

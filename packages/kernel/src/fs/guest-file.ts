@@ -13,9 +13,9 @@ import {
   FILE_KIND_PIPE,
   FILE_STRUCT_SIZE,
   PAGE_OFFSET,
-} from './abi.js'
+} from '../abi.js'
+import { directMap } from '../guest-image.js'
 import type { OpenFile } from './files.js'
-import { directMap } from './guest-image.js'
 import { PipeEnd } from './vfs.js'
 
 export class GuestFiles {

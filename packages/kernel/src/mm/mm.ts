@@ -2,7 +2,7 @@
 // with demand paging and copy-on-write driven by page faults.
 
 import { AddressSpace, type FrameAllocator, type PhysicalMemory } from '@probekit/x86-emu'
-import { TASK_SIZE } from './abi.js'
+import { TASK_SIZE } from '../abi.js'
 
 export const PAGE = 4096
 export const PROT_READ = 1

@@ -5,10 +5,10 @@
 // signal mask is not applied while waiting (a signal still interrupts the
 // wait with EINTR).
 
-import { ERESTARTNOHAND } from './errno.js'
-import type { SyscallContext, SyscallResult } from './syscalls.js'
-import type { Task } from './task.js'
-import { copyFromUser, copyToUser, readUserU64 } from './user-memory.js'
+import { ERESTARTNOHAND } from '../errno.js'
+import { copyFromUser, copyToUser, readUserU64 } from '../mm/user-memory.js'
+import type { Task } from '../sched/task.js'
+import type { SyscallContext, SyscallResult } from '../syscalls.js'
 
 export const POLLIN = 0x1
 export const POLLOUT = 0x4

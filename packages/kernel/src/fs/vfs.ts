@@ -3,9 +3,9 @@
 // (the command line supplies one backed by the real file system; this
 // package itself uses no Node API).
 
-import { EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE } from './errno.js'
+import { EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE } from '../errno.js'
+import { utf8Encode } from '../utf8.js'
 import type { OpenFile, WouldBlock } from './files.js'
-import { utf8Encode } from './utf8.js'
 
 export const S_IFMT = 0o170000
 export const S_IFREG = 0o100000

@@ -3,9 +3,9 @@
 // as the task itself would (demand paging, copy-on-write); an address no
 // VMA covers is -EFAULT.
 
-import { TASK_SIZE } from './abi.js'
+import { TASK_SIZE } from '../abi.js'
+import { utf8Decode } from '../utf8.js'
 import { type Mm, PAGE, pageDown } from './mm.js'
-import { utf8Decode } from './utf8.js'
 
 export class BadAddress extends Error {
   constructor(readonly address: number) {

@@ -6,12 +6,12 @@
 // and accept are not implemented, so no socket ever has a peer. Other
 // address families are refused with EAFNOSUPPORT.
 
-import { EAFNOSUPPORT, EBADF, ECONNREFUSED, EINVAL, ENOTCONN, ENOTSOCK, EPROTONOSUPPORT } from './errno.js'
-import { O_CLOEXEC, O_NONBLOCK, O_RDWR, OpenFile } from './files.js'
-import type { SyscallContext } from './syscalls.js'
-import { copyFromUser, copyToUser, readUserU32, writeUserU32 } from './user-memory.js'
-import { utf8Decode } from './utf8.js'
-import type { Inode } from './vfs.js'
+import { EAFNOSUPPORT, EBADF, ECONNREFUSED, EINVAL, ENOTCONN, ENOTSOCK, EPROTONOSUPPORT } from '../errno.js'
+import { O_CLOEXEC, O_NONBLOCK, O_RDWR, OpenFile } from '../fs/files.js'
+import type { Inode } from '../fs/vfs.js'
+import { copyFromUser, copyToUser, readUserU32, writeUserU32 } from '../mm/user-memory.js'
+import type { SyscallContext } from '../syscalls.js'
+import { utf8Decode } from '../utf8.js'
 
 const AF_UNIX = 1
 const SOCK_STREAM = 1

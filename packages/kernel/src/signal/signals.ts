@@ -10,9 +10,9 @@ import {
   x87State,
   x87ToFxsave,
 } from '@probekit/x86-emu'
-import type { PtRegsFrame } from './kernel.js'
-import type { Task } from './task.js'
-import { copyFromUser, copyToUser } from './user-memory.js'
+import type { PtRegsFrame } from '../kernel.js'
+import { copyFromUser, copyToUser } from '../mm/user-memory.js'
+import type { Task } from '../sched/task.js'
 
 export const SIGHUP = 1
 export const SIGINT = 2

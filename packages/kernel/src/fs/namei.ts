@@ -1,8 +1,8 @@
 // Path lookup for the *at() system calls (fs/namei.c's role on the host):
 // where a relative path starts, and the inode it names.
 
-import { EBADF, ENOTDIR } from './errno.js'
-import type { SyscallContext } from './syscalls.js'
+import { EBADF, ENOTDIR } from '../errno.js'
+import type { SyscallContext } from '../syscalls.js'
 import { Directory, type Inode } from './vfs.js'
 
 /** dirfd meaning "the current directory". */

@@ -3,8 +3,8 @@
 // stack (a function's first instruction has not pushed rbp yet) and then the
 // rbp chain, each address shown as kallsyms prints it.
 
-import { PAGE_OFFSET } from './abi.js'
-import type { Kernel, PtRegsFrame } from './kernel.js'
+import { PAGE_OFFSET } from '../abi.js'
+import type { Kernel, PtRegsFrame } from '../kernel.js'
 
 const hex16 = (a: number) => BigInt.asUintN(64, BigInt(a)).toString(16).padStart(16, '0')
 

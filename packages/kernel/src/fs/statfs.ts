@@ -2,10 +2,10 @@
 // tmpfs (sized by the machine's memory); files under a read-only host mount
 // say ST_RDONLY.
 
-import { EBADF } from './errno.js'
+import { EBADF } from '../errno.js'
+import { copyToUser, strncpyFromUser } from '../mm/user-memory.js'
+import type { SyscallContext } from '../syscalls.js'
 import { AT_FDCWD, lookupAt } from './namei.js'
-import type { SyscallContext } from './syscalls.js'
-import { copyToUser, strncpyFromUser } from './user-memory.js'
 import type { Inode } from './vfs.js'
 
 const TMPFS_MAGIC = 0x01021994

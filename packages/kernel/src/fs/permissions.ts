@@ -4,10 +4,10 @@
 // always allowed, execution needs an execute bit on a non-directory, and a
 // read-only mount refuses writes (EROFS).
 
-import { EACCES, EBADF, EINVAL, EROFS } from './errno.js'
+import { EACCES, EBADF, EINVAL, EROFS } from '../errno.js'
+import { strncpyFromUser } from '../mm/user-memory.js'
+import type { SyscallContext } from '../syscalls.js'
 import { AT_FDCWD, lookupAt } from './namei.js'
-import type { SyscallContext } from './syscalls.js'
-import { strncpyFromUser } from './user-memory.js'
 import type { Inode } from './vfs.js'
 import { Directory, S_IFMT } from './vfs.js'
 

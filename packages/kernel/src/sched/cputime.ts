@@ -4,10 +4,10 @@
 // syscall costs no guest cycles). Children's time is added when they are
 // waited for, as Linux does in wait_task_zombie.
 
-import { EINVAL } from './errno.js'
-import type { SyscallContext } from './syscalls.js'
+import { EINVAL } from '../errno.js'
+import { copyToUser } from '../mm/user-memory.js'
+import type { SyscallContext } from '../syscalls.js'
 import type { Task } from './task.js'
-import { copyToUser } from './user-memory.js'
 
 /** USER_HZ: the unit of clock_t. */
 const USER_HZ = 100

@@ -4,13 +4,13 @@
 // stack. The host keeps what Linux keeps in the rest of task_struct.
 
 import { newX87State, type X87State } from '@probekit/x86-emu'
-import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from './abi.js'
-import type { FdTable } from './files.js'
-import type { Mm } from './mm.js'
-import { defaultRlimits, type Rlimits } from './rlimits.js'
+import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from '../abi.js'
+import type { FdTable } from '../fs/files.js'
+import type { Directory } from '../fs/vfs.js'
+import type { Mm } from '../mm/mm.js'
+import { defaultRlimits, type Rlimits } from '../rlimits.js'
+import { type SigInfo, SignalHandlers } from '../signal/signals.js'
 import type { RseqRegistration } from './rseq.js'
-import { type SigInfo, SignalHandlers } from './signals.js'
-import type { Directory } from './vfs.js'
 
 export type TaskState = 'new' | 'runnable' | 'running' | 'sleeping' | 'stopped' | 'traced' | 'zombie' | 'idle'
 

@@ -3,9 +3,9 @@
 // memory drop the pages, so the next touch reads zeros (glibc does this to
 // the unused part of an exiting thread's stack; allocators to free memory).
 
-import { EINVAL, ENOMEM } from './errno.js'
+import { EINVAL, ENOMEM } from '../errno.js'
+import type { SyscallContext } from '../syscalls.js'
 import { PAGE, pageUp } from './mm.js'
-import type { SyscallContext } from './syscalls.js'
 
 const MADV_DONTNEED = 4
 const MADV_FREE = 8

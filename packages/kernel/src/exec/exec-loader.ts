@@ -3,11 +3,11 @@
 // binfmt_elf does.
 
 import { type Cpu, cpuid } from '@probekit/x86-emu'
+import type { RegularFile } from '../fs/vfs.js'
+import { type Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageDown, pageUp } from '../mm/mm.js'
+import type { PageCache } from '../mm/page-cache.js'
+import { utf8Encode } from '../utf8.js'
 import { ElfError, type ElfFile, ET_DYN, ET_EXEC, PF_W, PF_X, PT_INTERP, PT_LOAD, parseElf } from './elf.js'
-import { type Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageDown, pageUp } from './mm.js'
-import type { PageCache } from './page-cache.js'
-import { utf8Encode } from './utf8.js'
-import type { RegularFile } from './vfs.js'
 
 export const STACK_TOP = 0x7ffffffff000
 export const STACK_SIZE = 8 * 1024 * 1024
