@@ -104,6 +104,7 @@ import { loadExecutable } from './exec/exec-loader.js'
 import { makeDevFd } from './fs/dev-fd.js'
 import { FdTable, O_RDWR, OpenFile, type WouldBlock } from './fs/files.js'
 import { GuestFiles } from './fs/guest-file.js'
+import { hostOpen } from './fs/syscalls.js'
 import { CharDevice, RegularFile, Vfs } from './fs/vfs.js'
 import { directMap, type GuestImage, loadGuestImage } from './guest-image.js'
 import { copyProcess, readKernelCloneArgs } from './kernel-clone-args.js'
@@ -141,14 +142,8 @@ import {
   sanitizeMask,
   setupRtFrame,
 } from './signal/signals.js'
-import {
-  hostOpen,
-  type SyscallContext,
-  type SyscallResult,
-  syscallName,
-  syscallTable,
-  wallSeconds,
-} from './syscalls.js'
+import { type SyscallContext, type SyscallResult, syscallName, syscallTable } from './syscalls.js'
+import { wallSeconds } from './time/clock.js'
 import { type TracehookKernel, Tracehooks } from './trace/tracehook.js'
 import { utf8Decode, utf8Encode } from './utf8.js'
 

@@ -143,3 +143,8 @@ export class FdTable {
     })
   }
 }
+
+/** A descriptor argument is a C int: the register's upper half is not part of it (mov $-100, %edi leaves it zero). */
+export function fileOf(t: { files: FdTable }, fd: number): OpenFile | number {
+  return t.files.get(fd | 0) ?? -EBADF
+}

@@ -2,6 +2,7 @@
 // where a relative path starts, and the inode it names.
 
 import { EBADF, ENOTDIR } from '../errno.js'
+import { strncpyFromUser } from '../mm/user-memory.js'
 import type { SyscallContext } from '../syscalls.js'
 import { Directory, type Inode } from './vfs.js'
 
@@ -20,4 +21,10 @@ export function dirAt(ctx: SyscallContext, dirfd: number, path: string): Directo
 export function lookupAt(ctx: SyscallContext, dirfd: number, path: string, nofollow = false): Inode | number {
   const dir = dirAt(ctx, dirfd, path)
   return typeof dir === 'number' ? dir : ctx.kernel.vfs.lookup(path, dir, nofollow)
+}
+
+/** A path argument copied in from user memory, or -ENAMETOOLONG. */
+export function pathArg(ctx: SyscallContext, addr: number): string | number {
+  const p = strncpyFromUser(ctx.task.mm, addr, 4096)
+  return p === null ? -36 : p
 }

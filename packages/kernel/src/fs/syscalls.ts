@@ -1,0 +1,508 @@
+// The host's system calls for files, directories, descriptors and pipes (fs/):
+// registered into the kernel's syscall table by syscalls.ts.
+
+import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM } from '../errno.js'
+import {
+  copyFromUser,
+  copyToUser,
+  readUserU64,
+  strncpyFromUser,
+  writeUserU32,
+  writeUserU64,
+} from '../mm/user-memory.js'
+import type { SyscallContext, SyscallDef, SyscallFn, SyscallResult } from '../syscalls.js'
+import { changedEntries, modified } from '../time/clock.js'
+import { utf8Encode } from '../utf8.js'
+import {
+  fileOf,
+  O_ACCMODE,
+  O_APPEND,
+  O_CLOEXEC,
+  O_CREAT,
+  O_DIRECTORY,
+  O_EXCL,
+  O_RDONLY,
+  O_TRUNC,
+  O_WRONLY,
+  OpenFile,
+} from './files.js'
+import { AT_FDCWD, dirAt, lookupAt, pathArg } from './namei.js'
+import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT, S_IFREG, Symlink } from './vfs.js'
+
+function readInto(ctx: SyscallContext, f: OpenFile, buf: number, count: number, at?: number): SyscallResult {
+  if (at !== undefined) {
+    if (!(f.inode instanceof RegularFile)) return -29
+    const data = f.inode.readAt(at, count)
+    copyToUser(ctx.task.mm, buf, data)
+    return data.length
+  }
+  const r = f.read(count)
+  if (typeof r === 'number' || !(r instanceof Uint8Array)) return r
+  copyToUser(ctx.task.mm, buf, r)
+  return r.length
+}
+
+function iovecs(ctx: SyscallContext, iov: number, cnt: number): { base: number; len: number }[] {
+  const out = []
+  for (let i = 0; i < cnt; i++)
+    out.push({
+      base: readUserU64(ctx.task.mm, iov + 16 * i),
+      len: readUserU64(ctx.task.mm, iov + 16 * i + 8),
+    })
+  return out
+}
+
+const TCGETS = 0x5401
+const TIOCGWINSZ = 0x5413
+function parentAt(
+  ctx: SyscallContext,
+  dirfd: number,
+  path: string,
+): { dir: Directory; name: string } | number {
+  const dir = dirAt(ctx, dirfd, path)
+  return typeof dir === 'number' ? dir : ctx.kernel.vfs.parentOf(path, dir)
+}
+
+/**
+ * Where a new name goes (filename_create): the parent and the last
+ * component. A path whose last component is not a name ("/", ".", "..")
+ * names something that exists: -EEXIST, as mkdir -p relies on.
+ */
+function createAt(
+  ctx: SyscallContext,
+  dirfd: number,
+  path: string,
+): { dir: Directory; name: string } | number {
+  const r = parentAt(ctx, dirfd, path)
+  return r === -EINVAL ? -EEXIST : r
+}
+
+function openPath(ctx: SyscallContext, path: string, flags: number, mode: number, dirfd = AT_FDCWD): number {
+  const { task } = ctx
+  let node: Inode | number = lookupAt(ctx, dirfd, path)
+  if (typeof node === 'number') {
+    if (node !== -ENOENT || (flags & O_CREAT) === 0) return node
+    const p = parentAt(ctx, dirfd, path)
+    if (typeof p === 'number') return p
+    node = new RegularFile(new Uint8Array(0), 0o100000 | (mode & 0o7777 & ~task.umask))
+    modified(ctx, node)
+    p.dir.children.set(p.name, node)
+    modified(ctx, p.dir)
+  } else if ((flags & O_CREAT) !== 0 && (flags & O_EXCL) !== 0) return -EEXIST
+  if ((flags & O_DIRECTORY) !== 0 && !(node instanceof Directory)) return -ENOTDIR
+  if (node instanceof Directory && (flags & O_ACCMODE) !== 0) return -EISDIR
+  if ((flags & O_TRUNC) !== 0 && node instanceof RegularFile && (flags & O_ACCMODE) !== 0) {
+    node.truncate(0)
+    modified(ctx, node)
+  }
+  return task.files.install(
+    new OpenFile(node, flags & ~(O_CREAT | O_EXCL | O_TRUNC), path),
+    (flags & O_CLOEXEC) !== 0,
+  )
+}
+
+export function hostOpen(
+  ctx: SyscallContext,
+  path: string,
+  flags: number,
+  mode: number,
+  dirfd = AT_FDCWD,
+): number {
+  return openPath(ctx, path, flags, mode, dirfd)
+}
+
+// struct stat (x86-64, 144 bytes).
+function statBuf(node: Inode): Uint8Array {
+  const b = new Uint8Array(144)
+  const v = new DataView(b.buffer)
+  const u64 = (o: number, x: number) => v.setBigUint64(o, BigInt(x), true)
+  u64(0, 1) // st_dev
+  u64(8, node.ino)
+  u64(16, node.nlink)
+  v.setUint32(24, node.mode, true)
+  u64(48, node.size())
+  u64(56, 4096)
+  // st_blocks as tmpfs counts them: whole pages of a regular file's data, in 512-byte units; 0 for the rest.
+  u64(64, (node.mode & S_IFMT) === S_IFREG ? Math.ceil(node.size() / 4096) * 8 : 0)
+  // st_atime, st_mtime, st_ctime: the one time the inode keeps, in seconds (set by utimensat).
+  for (const o of [72, 88, 104]) u64(o, node.mtime)
+  return b
+}
+
+function statAt(ctx: SyscallContext, dirfd: number, path: number, buf: number, nofollow: boolean): number {
+  const p = strncpyFromUser(ctx.task.mm, path, 4096)
+  if (p === null) return -36
+  const node = lookupAt(ctx, dirfd, p, nofollow)
+  if (typeof node === 'number') return node
+  copyToUser(ctx.task.mm, buf, statBuf(node))
+  return 0
+}
+const dup3: SyscallFn = ({ task }, oldfd, newfd, flags) => {
+  const f = fileOf(task, oldfd)
+  if (typeof f === 'number') return f
+  if (oldfd === newfd) return flags === -1 ? newfd : -EINVAL
+  f.refs++
+  task.files.installAt(newfd, f, (flags & O_CLOEXEC) !== 0)
+  return newfd
+}
+function makePipe(ctx: SyscallContext, fds: number, flags: number): number {
+  const pipe = new Pipe()
+  const r = ctx.task.files.install(
+    new OpenFile(new PipeEnd(pipe, false), 0, 'pipe:[r]'),
+    (flags & O_CLOEXEC) !== 0,
+  )
+  const w = ctx.task.files.install(
+    new OpenFile(new PipeEnd(pipe, true), 1, 'pipe:[w]'),
+    (flags & O_CLOEXEC) !== 0,
+  )
+  writeUserU32(ctx.task.mm, fds, r)
+  writeUserU32(ctx.task.mm, fds + 4, w)
+  return 0
+}
+
+// vfs_fsync's host half: files here live in memory (or are read-only host mounts), always in sync;
+// a pipe or socket cannot be synced (EINVAL), as on Linux.
+function fsync(ctx: SyscallContext, fd: number): number {
+  const f = ctx.task.files.get(fd | 0)
+  if (!f) return -EBADF
+  return f.inode instanceof PipeEnd || f.path === 'socket:' ? -EINVAL : 0
+}
+
+function fstat(ctx: SyscallContext, fd: number, buf: number): number {
+  const f = fileOf(ctx.task, fd)
+  if (typeof f === 'number') return f
+  copyToUser(ctx.task.mm, buf, statBuf(f.inode))
+  return 0
+}
+
+export function registerFsSyscalls(def: SyscallDef): void {
+  def(3, 'close', ({ task }, fd) => task.files.close(fd))
+
+  def(8, 'lseek', ({ task }, fd, off, whence) => {
+    const f = fileOf(task, fd)
+    return typeof f === 'number' ? f : f.seek(off, whence)
+  })
+
+  // read(2) and write(2) are the guest kernel's (fs/read_write.c: sys_read/sys_write through HC_FILE_READ and
+  // HC_FILE_WRITE); the host side of a write is Kernel.fileWrite, which writev and sendfile share.
+  def(17, 'pread64', (ctx, fd, buf, count, pos) => {
+    const f = fileOf(ctx.task, fd)
+    return typeof f === 'number' ? f : readInto(ctx, f, buf, count, pos)
+  })
+  def(18, 'pwrite64', (ctx, fd, buf, count, pos) => {
+    const f = fileOf(ctx.task, fd)
+    if (typeof f === 'number') return f
+    if (!(f.inode instanceof RegularFile)) return -29
+    const n = f.inode.writeAt(pos, copyFromUser(ctx.task.mm, buf, count))
+    if (n > 0) modified(ctx, f.inode)
+    return n
+  })
+
+  def(19, 'readv', (ctx, fd, iov, cnt) => {
+    const f = fileOf(ctx.task, fd)
+    if (typeof f === 'number') return f
+    let total = 0
+    for (const v of iovecs(ctx, iov, cnt)) {
+      if (v.len === 0) continue
+      const r = readInto(ctx, f, v.base, v.len)
+      if (typeof r !== 'number') return total > 0 ? total : r
+      if (r < 0) return total > 0 ? total : r
+      total += r
+      if (r < v.len) break
+    }
+    return total
+  })
+
+  def(20, 'writev', (ctx, fd, iov, cnt) => {
+    const f = fileOf(ctx.task, fd)
+    if (typeof f === 'number') return f
+    const parts = iovecs(ctx, iov, cnt).map((v) => copyFromUser(ctx.task.mm, v.base, v.len))
+    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
+    let o = 0
+    for (const p of parts) {
+      all.set(p, o)
+      o += p.length
+    }
+    return ctx.kernel.fileWrite(ctx.cpu, ctx.task, f, all)
+  })
+
+  /**
+   * sendfile(out_fd, in_fd, offset, count): copy from a seekable file to any
+   * writable one. With an offset pointer the copy starts there and the
+   * pointer moves, not in_fd's position; without, in_fd's position moves.
+   * Only what out_fd took counts (a pipe may take part, or block).
+   */
+  def(40, 'sendfile', (ctx, outFd, inFd, offsetPtr, count) => {
+    const out = fileOf(ctx.task, outFd)
+    if (typeof out === 'number') return out
+    const inp = fileOf(ctx.task, inFd)
+    if (typeof inp === 'number') return inp
+    if ((inp.flags & O_ACCMODE) === O_WRONLY || (out.flags & O_ACCMODE) === O_RDONLY) return -EBADF
+    // in_fd must be a file that can be read at an offset; out_fd must not be in append mode.
+    if (!inp.inode.seekable || (out.flags & O_APPEND) !== 0) return -EINVAL
+    const mm = ctx.task.mm
+    const saved = inp.pos
+    const start = offsetPtr ? readUserU64(mm, offsetPtr) : inp.pos
+    inp.pos = start
+    const data = inp.read(Math.min(count, 0x7ffff000))
+    inp.pos = saved
+    if (!(data instanceof Uint8Array)) return data
+    if (data.length === 0) return 0
+    const n = ctx.kernel.fileWrite(ctx.cpu, ctx.task, out, data)
+    if (typeof n !== 'number' || n < 0) return n
+    if (offsetPtr) writeUserU64(mm, offsetPtr, start + n)
+    else inp.pos = start + n
+    return n
+  })
+
+  def(16, 'ioctl', ({ task }, fd, request, arg) => {
+    const f = fileOf(task, fd)
+    if (typeof f === 'number') return f
+    const r = f.inode.ioctl ? f.inode.ioctl(request) : -ENOTTY
+    if (r !== 0) return r
+    if (request === TCGETS) {
+      // A cooked terminal: ICRNL IXON / OPOST ONLCR / B38400 CS8 CREAD / ISIG ICANON ECHO ECHOE ECHOK IEXTEN.
+      const t = new Uint8Array(60)
+      const v = new DataView(t.buffer)
+      v.setUint32(0, 0o2400, true)
+      v.setUint32(4, 0o5, true)
+      v.setUint32(8, 0o277, true)
+      v.setUint32(12, 0o105073, true)
+      t.set([3, 28, 127, 21, 4, 0, 1, 0, 17, 19, 26, 0, 18, 15, 23, 22, 0], 17)
+      copyToUser(task.mm, arg, t)
+    } else if (request === TIOCGWINSZ) {
+      const w = new Uint8Array(8)
+      new DataView(w.buffer).setUint16(0, 24, true)
+      new DataView(w.buffer).setUint16(2, 80, true)
+      copyToUser(task.mm, arg, w)
+    }
+    return 0
+  })
+
+  def(2, 'open', (ctx, path, flags, mode) => {
+    const p = strncpyFromUser(ctx.task.mm, path, 4096)
+    return p === null ? -36 : openPath(ctx, p, flags, mode)
+  })
+  def(257, 'openat', (ctx, dirfd, path, flags, mode) => {
+    const p = strncpyFromUser(ctx.task.mm, path, 4096)
+    if (p === null) return -36
+    return openPath(ctx, p, flags, mode, dirfd)
+  })
+
+  def(5, 'fstat', fstat)
+  def(4, 'stat', (ctx, path, buf) => statAt(ctx, AT_FDCWD, path, buf, false))
+  def(6, 'lstat', (ctx, path, buf) => statAt(ctx, AT_FDCWD, path, buf, true))
+  def(262, 'newfstatat', (ctx, dirfd, path, buf, flags) => {
+    const p = strncpyFromUser(ctx.task.mm, path, 4096)
+    if (p === null) return -36
+    if (p === '' && (flags & 0x1000) !== 0) return fstat(ctx, dirfd, buf) // AT_EMPTY_PATH
+    return statAt(ctx, dirfd, path, buf, (flags & 0x100) !== 0) // AT_SYMLINK_NOFOLLOW
+  })
+
+  def(32, 'dup', ({ task }, fd) => {
+    const f = fileOf(task, fd)
+    if (typeof f === 'number') return f
+    f.refs++
+    return task.files.install(f)
+  })
+  def(33, 'dup2', (ctx, a, b) => (a === b ? (ctx.task.files.get(a) ? b : -EBADF) : dup3(ctx, a, b, 0)))
+  def(292, 'dup3', dup3)
+
+  def(72, 'fcntl', ({ task }, fd, cmd, arg) => {
+    const f = fileOf(task, fd)
+    if (typeof f === 'number') return f
+    const e = task.files.fds[fd]!
+    switch (cmd) {
+      case 0: // F_DUPFD
+      case 1030: // F_DUPFD_CLOEXEC
+        f.refs++
+        return task.files.install(f, cmd === 1030, arg)
+      case 1: // F_GETFD
+        return e.cloexec ? 1 : 0
+      case 2: // F_SETFD
+        e.cloexec = (arg & 1) !== 0
+        return 0
+      case 3: // F_GETFL
+        return f.flags
+      case 4: // F_SETFL
+        f.flags = (f.flags & O_ACCMODE) | (arg & (O_APPEND | 0o4000))
+        return 0
+      case 1031: // F_SETPIPE_SZ
+        return f.inode instanceof PipeEnd ? f.inode.pipe.resize(arg) : -EBADF
+      case 1032: // F_GETPIPE_SZ
+        return f.inode instanceof PipeEnd ? f.inode.pipe.capacity : -EBADF
+      default:
+        return -EINVAL
+    }
+  })
+
+  def(22, 'pipe', (ctx, fds) => makePipe(ctx, fds, 0))
+  def(293, 'pipe2', (ctx, fds, flags) => makePipe(ctx, fds, flags))
+
+  def(217, 'getdents64', (ctx, fd, buf, count) => {
+    const f = fileOf(ctx.task, fd)
+    if (typeof f === 'number') return f
+    if (!(f.inode instanceof Directory)) return -ENOTDIR
+    const entries: [string, Inode][] = [
+      ['.', f.inode],
+      ['..', f.inode.parent ?? f.inode],
+      ...[...f.inode.children.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    ]
+    const out: number[] = []
+    while (f.pos < entries.length) {
+      const [name, node] = entries[f.pos]
+      const nameBytes = utf8Encode(name)
+      const reclen = Math.ceil((19 + nameBytes.length + 1) / 8) * 8
+      if (out.length + reclen > count) break
+      const rec = new Uint8Array(reclen)
+      const v = new DataView(rec.buffer)
+      v.setBigUint64(0, BigInt(node.ino), true)
+      v.setBigUint64(8, BigInt(f.pos + 1), true)
+      v.setUint16(16, reclen, true)
+      const fmt = node.mode & S_IFMT
+      rec[18] = fmt === 0o040000 ? 4 : fmt === 0o100000 ? 8 : fmt === 0o020000 ? 2 : fmt === 0o010000 ? 1 : 0
+      rec.set(nameBytes, 19)
+      out.push(...rec)
+      f.pos++
+    }
+    if (out.length === 0 && f.pos < entries.length) return -EINVAL
+    copyToUser(ctx.task.mm, buf, Uint8Array.from(out))
+    return out.length
+  })
+
+  def(83, 'mkdir', (ctx, path, mode) => {
+    const p = pathArg(ctx, path)
+    if (typeof p === 'number') return p
+    const parent = createAt(ctx, AT_FDCWD, p)
+    if (typeof parent === 'number') return parent
+    const r = ctx.kernel.vfs.mkdir(parent.dir, parent.name, mode & ~ctx.task.umask)
+    const made = parent.dir.children.get(parent.name)
+    if (r === 0 && made) modified(ctx, made)
+    return changedEntries(ctx, parent.dir, r)
+  })
+  def(87, 'unlink', (ctx, path) => {
+    const p = pathArg(ctx, path)
+    if (typeof p === 'number') return p
+    const parent = parentAt(ctx, AT_FDCWD, p)
+    if (typeof parent === 'number') return parent
+    return changedEntries(ctx, parent.dir, ctx.kernel.vfs.unlink(parent.dir, parent.name))
+  })
+  def(84, 'rmdir', (ctx, path) => {
+    const p = pathArg(ctx, path)
+    if (typeof p === 'number') return p
+    const parent = parentAt(ctx, AT_FDCWD, p)
+    if (typeof parent === 'number') return parent
+    return changedEntries(ctx, parent.dir, ctx.kernel.vfs.rmdir(parent.dir, parent.name))
+  })
+  def(82, 'rename', (ctx, from, to) => {
+    const a = pathArg(ctx, from)
+    const b = pathArg(ctx, to)
+    if (typeof a === 'number') return a
+    if (typeof b === 'number') return b
+    const pa = parentAt(ctx, AT_FDCWD, a)
+    const pb = parentAt(ctx, AT_FDCWD, b)
+    if (typeof pa === 'number') return pa
+    if (typeof pb === 'number') return pb
+    const node = pa.dir.children.get(pa.name)
+    if (!node) return -ENOENT
+    const existing = pb.dir.children.get(pb.name)
+    if (existing instanceof Directory && !(node instanceof Directory)) return -EISDIR
+    if (node instanceof Directory && existing && !(existing instanceof Directory)) return -ENOTDIR
+    if (existing instanceof Directory && existing.children.size > 0) return -39
+    pa.dir.children.delete(pa.name)
+    pb.dir.children.set(pb.name, node)
+    modified(ctx, pa.dir)
+    modified(ctx, pb.dir)
+    if (node instanceof Directory) node.parent = pb.dir
+    return 0
+  })
+  def(86, 'link', (ctx, from, to) => {
+    const a = pathArg(ctx, from)
+    const b = pathArg(ctx, to)
+    if (typeof a === 'number') return a
+    if (typeof b === 'number') return b
+    const node = lookupAt(ctx, AT_FDCWD, a, true)
+    if (typeof node === 'number') return node
+    if (node instanceof Directory) return -EPERM
+    const pb = createAt(ctx, AT_FDCWD, b)
+    if (typeof pb === 'number') return pb
+    if (pb.dir.children.has(pb.name)) return -EEXIST
+    pb.dir.children.set(pb.name, node)
+    modified(ctx, pb.dir)
+    node.nlink++
+    return 0
+  })
+  def(88, 'symlink', (ctx, target, linkpath) => {
+    const t = pathArg(ctx, target)
+    const l = pathArg(ctx, linkpath)
+    if (typeof t === 'number') return t
+    if (typeof l === 'number') return l
+    const pl = createAt(ctx, AT_FDCWD, l)
+    if (typeof pl === 'number') return pl
+    if (pl.dir.children.has(pl.name)) return -EEXIST
+    const link = new Symlink(t)
+    modified(ctx, link)
+    pl.dir.children.set(pl.name, link)
+    modified(ctx, pl.dir)
+    return 0
+  })
+  def(89, 'readlink', (ctx, path, buf, size) => {
+    const p = pathArg(ctx, path)
+    if (typeof p === 'number') return p
+    const node = lookupAt(ctx, AT_FDCWD, p, true)
+    if (typeof node === 'number') return node
+    if (!(node instanceof Symlink)) return -EINVAL
+    const bytes = utf8Encode(node.target).subarray(0, size)
+    copyToUser(ctx.task.mm, buf, bytes)
+    return bytes.length
+  })
+  def(77, 'ftruncate', (ctx, fd, len) => {
+    const f = fileOf(ctx.task, fd)
+    if (typeof f === 'number') return f
+    if (!(f.inode instanceof RegularFile)) return -EINVAL
+    if ((f.flags & O_ACCMODE) === 0) return -EINVAL
+    f.inode.truncate(len)
+    modified(ctx, f.inode)
+    return 0
+  })
+  def(76, 'truncate', (ctx, path, len) => {
+    const p = pathArg(ctx, path)
+    if (typeof p === 'number') return p
+    const node = lookupAt(ctx, AT_FDCWD, p)
+    if (typeof node === 'number') return node
+    if (!(node instanceof RegularFile)) return -EISDIR
+    node.truncate(len)
+    modified(ctx, node)
+    return 0
+  })
+  def(79, 'getcwd', (ctx, buf, size) => {
+    const cwd = utf8Encode(`${ctx.kernel.vfs.pathOf(ctx.task.cwd)}\0`)
+    if (size < cwd.length) return -34
+    copyToUser(ctx.task.mm, buf, cwd)
+    return cwd.length
+  })
+  def(80, 'chdir', (ctx, path) => {
+    const p = pathArg(ctx, path)
+    if (typeof p === 'number') return p
+    const node = lookupAt(ctx, AT_FDCWD, p)
+    if (typeof node === 'number') return node
+    if (!(node instanceof Directory)) return -ENOTDIR
+    ctx.task.cwd = node
+    return 0
+  })
+  def(81, 'fchdir', ({ task }, fd) => {
+    const f = fileOf(task, fd)
+    if (typeof f === 'number') return f
+    if (!(f.inode instanceof Directory)) return -ENOTDIR
+    task.cwd = f.inode
+    return 0
+  })
+  def(95, 'umask', ({ task }, mask) => {
+    const old = task.umask
+    task.umask = mask & 0o777
+    return old
+  })
+
+  def(74, 'fsync', (ctx, fd) => fsync(ctx, fd))
+  def(75, 'fdatasync', (ctx, fd) => fsync(ctx, fd))
+}

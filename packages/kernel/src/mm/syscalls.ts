@@ -1,0 +1,99 @@
+// The host's system calls for memory: brk, mmap, munmap, mprotect, mremap
+// (mm/), registered into the kernel's syscall table by syscalls.ts.
+
+import { EINVAL } from '../errno.js'
+import { fileOf } from '../fs/files.js'
+import { RegularFile } from '../fs/vfs.js'
+import type { SyscallDef } from '../syscalls.js'
+import { sysMadvise } from './madvise.js'
+import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
+
+const MAP_SHARED = 1
+const MAP_FIXED = 0x10
+const MAP_ANONYMOUS = 0x20
+
+export function registerMmSyscalls(def: SyscallDef): void {
+  def(12, 'brk', ({ task }, addr) => {
+    const mm = task.mm
+    if (addr === 0 || addr < mm.brkStart) return mm.brk
+    const newEnd = pageUp(addr)
+    const oldEnd = pageUp(mm.brk)
+    if (newEnd > oldEnd) {
+      if (mm.vmas.some((v) => v.start < newEnd && v.end > oldEnd)) return mm.brk
+      mm.addVma({
+        start: oldEnd,
+        end: newEnd,
+        prot: PROT_READ | PROT_WRITE,
+        kind: 'heap',
+        name: '[heap]',
+        shared: false,
+      })
+    } else if (newEnd < oldEnd) mm.unmapRange(newEnd, oldEnd)
+    mm.brk = addr
+    return addr
+  })
+
+  def(9, 'mmap', (ctx, addr, len, prot, flags, fd, off) => {
+    const mm = ctx.task.mm
+    if (len <= 0 || addr % PAGE !== 0) return -EINVAL
+    const size = pageUp(len)
+    const start = (flags & MAP_FIXED) !== 0 ? addr : mm.findFree(size, addr)
+    const kind = (flags & MAP_ANONYMOUS) !== 0 ? 'anon' : 'file'
+    mm.addVma({ start, end: start + size, prot, kind, name: '', shared: (flags & MAP_SHARED) !== 0 })
+    if ((flags & MAP_ANONYMOUS) === 0) {
+      const f = fileOf(ctx.task, fd)
+      if (typeof f === 'number') return f
+      if (!(f.inode instanceof RegularFile)) return -19
+      mm.write(start, f.inode.readAt(off, len))
+    }
+    return start
+  })
+  def(11, 'munmap', ({ task }, addr, len) => {
+    if (addr % PAGE !== 0) return -EINVAL
+    task.mm.unmapRange(addr, addr + pageUp(len))
+    return 0
+  })
+  def(10, 'mprotect', ({ task, cpu }, addr, len, prot) => {
+    if (addr % PAGE !== 0) return -EINVAL
+    task.mm.protect(addr, addr + pageUp(len), prot)
+    cpu.flushTlb()
+    return 0
+  })
+  def(28, 'madvise', sysMadvise)
+  def(25, 'mremap', ({ task, cpu }, oldAddr, oldSize, newSize, flags, newAddr) => {
+    const MAYMOVE = 1
+    const FIXED = 2
+    const mm = task.mm
+    if (oldAddr % PAGE !== 0 || newSize === 0) return -EINVAL
+    const oldLen = pageUp(oldSize)
+    const newLen = pageUp(newSize)
+    const vma = mm.findVma(oldAddr)
+    if (!vma || oldAddr + oldLen > vma.end) return -14 // EFAULT
+    if ((flags & FIXED) === 0) {
+      if (newLen <= oldLen) {
+        mm.unmapRange(oldAddr + newLen, oldAddr + oldLen)
+        cpu.flushTlb()
+        return oldAddr
+      }
+      const free = !mm.vmas.some((v) => v !== vma && v.start < oldAddr + newLen && v.end > oldAddr + oldLen)
+      if (free && oldAddr + oldLen === vma.end) {
+        vma.end = oldAddr + newLen
+        return oldAddr
+      }
+      if ((flags & MAYMOVE) === 0) return -12 // ENOMEM
+    }
+    // Move: the pages themselves go to the new place (no copy).
+    const dest = (flags & FIXED) !== 0 ? newAddr : mm.findFree(newLen)
+    mm.unmapRange(dest, dest + newLen)
+    mm.addVma({ ...vma, start: dest, end: dest + newLen })
+    for (let off = 0; off < Math.min(oldLen, newLen); off += PAGE) {
+      const m = mm.space.lookup(oldAddr + off)
+      if (!m) continue
+      mm.space.unmap(oldAddr + off)
+      mm.space.map(dest + off, m.frame, m.flags)
+    }
+    mm.unmapRange(oldAddr, oldAddr + oldLen)
+    cpu.flushTlb()
+    return dest
+  })
+}
