@@ -47,7 +47,8 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   // tracefs refuses a second event of the same name (EEXIST).
   const events = new Set<string>()
   for (const d of probeDefs) {
-    if (events.has(d.event)) throw new CliError(`event ${d.event} already exists (EEXIST): probe names must differ`)
+    if (events.has(d.event))
+      throw new CliError(`event ${d.event} already exists (EEXIST): probe names must differ`)
     events.add(d.event)
   }
   for (const dir of options.mount)
