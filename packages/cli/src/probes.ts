@@ -36,13 +36,20 @@ export function parseDefinitions(lines: readonly string[]): ProbeDefinition[] {
   })
 }
 
+/** What armProbes placed: the kprobes instance and each return probe by event (for its nmissed). */
+export interface ArmedProbes {
+  kprobes: Kprobes
+  returnProbes: Map<string, Kretprobe>
+}
+
 /** Arm the probes on a booted kernel; every hit calls emit(line). */
 export function armProbes(
   kernel: Kernel,
   defs: readonly ProbeDefinition[],
   emit: (line: string) => void,
-): Kprobes {
+): ArmedProbes {
   const kprobes = new Kprobes(kernel)
+  const returnProbes = new Map<string, Kretprobe>()
   for (const d of defs) {
     const place =
       'address' in d.target
@@ -86,6 +93,7 @@ export function armProbes(
         },
       }
       ret = kprobes.register_kretprobe(rp)
+      returnProbes.set(d.event, rp)
     }
     if (ret !== 0) {
       const what =
@@ -93,5 +101,22 @@ export function armProbes(
       throw new CliError(`cannot place probe ${d.event} at ${what}: ${REASONS[ret] ?? `error ${ret}`}`)
     }
   }
-  return kprobes
+  return { kprobes, returnProbes }
+}
+
+/**
+ * Return probes that missed hits (no free kretprobe instance: a function that
+ * sleeps, or recursion, needs more than the default MAXACTIVE, NR_CPUS), one
+ * line each, so no lost hit goes unsaid.
+ */
+export function missedReturns(armed: ArmedProbes): string[] {
+  const out: string[] = []
+  for (const [event, rp] of armed.returnProbes) {
+    const n = rp.nmissed ?? 0
+    if (n > 0)
+      out.push(
+        `${event}: ${n} return${n === 1 ? '' : 's'} missed (maxactive ${rp.maxactive}: more calls were in flight at once; raise it, e.g. r16:${event})`,
+      )
+  }
+  return out
 }

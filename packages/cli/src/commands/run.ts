@@ -9,7 +9,7 @@ import { CliError } from '../cli-error.js'
 import { readGuestImage } from '../guest-image.js'
 import { hostDirectory } from '../host-directory.js'
 import type { CliIo } from '../io.js'
-import { armProbes, parseDefinitions } from '../probes.js'
+import { type ArmedProbes, armProbes, missedReturns, parseDefinitions } from '../probes.js'
 
 export interface RunOptions {
   cpus: string
@@ -99,10 +99,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   kernel.vfs.writeFile(path, bytes)
   kernel.boot()
   let traceFd = 2
+  let armed: ArmedProbes | null = null
   if (probeDefs.length > 0) {
     // A trace reader that has gone (a closed pipe) gets no more lines; the program runs on.
     let traceGone = false
-    armProbes(kernel, probeDefs, (line) => {
+    armed = armProbes(kernel, probeDefs, (line) => {
       if (!traceGone && writeAll(traceFd, utf8(`${line}\n`)) < 0) traceGone = true
     })
     // Opened once every probe is in place: a probe that cannot be placed leaves no empty file.
@@ -121,6 +122,8 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   )
   const { result, exit } = kernel.run(budget)
   if (options.dmesg) io.stderr.write(`${kernel.printk.text()}\n`)
+  if (armed)
+    for (const line of missedReturns(armed)) io.stderr.write(`${io.colors.yellow('probekit:')} ${line}\n`)
   // What the emulated machine lacks is reported by name, never silently.
   for (const [nr, count] of kernel.unimplemented) {
     io.stderr.write(
