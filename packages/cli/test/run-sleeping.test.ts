@@ -79,7 +79,7 @@ describe.skipIf(!available)('probekit run -p r:... vfs_read on a pipeline', () =
         '-c',
         PIPELINE,
       ],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
     )
     expect(r.status).toBe(0)
     const traced = r.stderr.split('\n').filter((l) => l.includes('<- vfs_read')).length
@@ -101,7 +101,7 @@ describe.skipIf(!available)('probekit run -p r:... vfs_read on a pipeline', () =
         '-c',
         PIPELINE,
       ],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } },
     )
     expect(full.stderr).not.toMatch(/missed/)
     const all = full.stderr.split('\n').filter((l) => l.includes('<- vfs_read')).length
