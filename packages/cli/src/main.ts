@@ -1,10 +1,24 @@
 // Entry point of the `probekit` command (bin/probekit.js runs this).
 
 import pc from 'picocolors'
+import { HostOutput } from './host-output.js'
+import { describeWriteError, EPIPE } from './host-write.js'
 import { runCli } from './program.js'
 
-process.exitCode = await runCli(process.argv.slice(2), {
-  stdout: process.stdout,
-  stderr: process.stderr,
-  colors: pc,
-})
+const SIGPIPE = 13
+
+const stdout = new HostOutput(1)
+const stderr = new HostOutput(2)
+let code = await runCli(process.argv.slice(2), { stdout, stderr, colors: pc })
+// probekit's own output (help, decode, demo) could not be written. A reader
+// that went away (`| head`) is the quiet end of a program killed by SIGPIPE;
+// anything else (a full disk) is said, as coreutils say "write error".
+// A message lost on a gone stderr changes nothing: the code still tells.
+if (stdout.error !== 0 && code === 0) {
+  if (stdout.error === -EPIPE) code = 128 + SIGPIPE
+  else {
+    stderr.write(`${pc.red('probekit:')} stdout: ${describeWriteError(stdout.error)}\n`)
+    code = 1
+  }
+}
+process.exitCode = code
