@@ -13,6 +13,9 @@ import {
 import { type Kprobe, Kprobes, type Kretprobe } from '@probekit/kprobes'
 import { CliError } from './cli-error.js'
 
+/** The group of an event defined without one, as tracefs names it. */
+const DEFAULT_GROUP = 'kprobes'
+
 const REASONS: Record<number, string> = {
   [-2]: 'no such kernel symbol',
   [-22]: 'this address cannot be probed (outside kernel text, blacklisted, or an instruction kprobes refuse)',
@@ -20,8 +23,13 @@ const REASONS: Record<number, string> = {
   [-17]: 'a probe of this kind is already there',
 }
 
-/** Parse every definition first, so a typo stops the run before anything starts. */
+/**
+ * Parse every definition first, so a typo stops the run before anything
+ * starts. A second event of a name in its group is refused as tracefs
+ * refuses it (EEXIST).
+ */
 export function parseDefinitions(lines: readonly string[]): ProbeDefinition[] {
+  const events = new Set<string>()
   return lines.map((line) => {
     let d: ReturnType<typeof parseProbeDefinition>
     try {
@@ -32,6 +40,10 @@ export function parseDefinitions(lines: readonly string[]): ProbeDefinition[] {
       throw e
     }
     if (d.kind === '-') throw new CliError(`'${line}': deleting an event makes no sense on the command line`)
+    const name = d.group === DEFAULT_GROUP ? d.event : `${d.group}/${d.event}`
+    if (events.has(`${d.group}/${d.event}`))
+      throw new CliError(`-p '${line}': event ${name} already exists (EEXIST)`)
+    events.add(`${d.group}/${d.event}`)
     return d
   })
 }

@@ -73,10 +73,31 @@ describe('probekit run: arguments it refuses, each with one line and exit 2', ()
   it('--trace with no probe to trace', () =>
     oneLineError(run('--trace', join(dir, 'trace.txt'), hello), /there are no probes/))
 
-  it('two probes with one event name (tracefs: EEXIST)', () =>
+  it('two probes with one event name (tracefs: EEXIST)', () => {
+    const r = run('-p', 'p:foo do_fork', '-p', 'p:foo do_exit', hello)
+    oneLineError(r, /./)
+    expect(r.stderr).toBe("probekit: -p 'p:foo do_exit': event foo already exists (EEXIST)\n")
     oneLineError(
-      run('-p', 'p:foo do_fork', '-p', 'p:foo do_exit', hello),
-      /event foo already exists \(EEXIST\)/,
+      run('-p', 'p:g/foo do_fork', '-p', 'p:g/foo do_exit', hello),
+      /event g\/foo already exists \(EEXIST\)/,
+    )
+  })
+
+  it('one event name in two groups is two events, as in tracefs; 16 CPUs is the most', () => {
+    const r = run('--cpus', '16', '-p', 'p:a/foo do_fork', '-p', 'p:b/foo do_group_exit', hello)
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 0, stdout: 'hello, world\n' })
+    expect(r.stderr).toMatch(
+      /^ +hello-1 +\[\d{3}\] d\.\.\.\. +[\d.]+: foo: \(do_group_exit\+0x0\/0x[0-9a-f]+\)\n$/,
+    )
+  })
+
+  it('--mount of a file', () =>
+    oneLineError(run('--mount', hello, hello), /--mount .*hello: not a directory/))
+
+  it('--trace to a file that cannot be created names why', () =>
+    oneLineError(
+      run('-p', 'p:foo do_fork', '--trace', join(dir, 'no-dir', 'trace.txt'), hello),
+      /--trace .*trace\.txt: cannot write it \(ENOENT\)/,
     ))
 
   it('a probe that cannot be placed leaves no trace file behind', () => {

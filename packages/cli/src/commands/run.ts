@@ -2,12 +2,13 @@
 // x86-64 Linux executable on the emulated machine under the probekit
 // kernel, with the host's stdio, and exit with the program's status.
 
-import { existsSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs'
+import { openSync, readFileSync, readSync, statSync } from 'node:fs'
 import { posix, resolve } from 'node:path'
 import { checkExecutable, ElfError, Kernel, signalName, syscallName } from '@probekit/kernel'
 import { CliError } from '../cli-error.js'
 import { readGuestImage } from '../guest-image.js'
 import { hostDirectory } from '../host-directory.js'
+import { describeWriteError, writeHost } from '../host-write.js'
 import type { CliIo } from '../io.js'
 import { type ArmedProbes, armProbes, missedReturns, parseDefinitions } from '../probes.js'
 
@@ -44,16 +45,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   const budget = positiveInt(options.maxInstructions, '--max-instructions', Number.MAX_SAFE_INTEGER)
   if (options.trace && probeDefs.length === 0)
     throw new CliError(`--trace ${options.trace}: there are no probes (-p) to trace`)
-  // tracefs refuses a second event of the same name (EEXIST).
-  const events = new Set<string>()
-  for (const d of probeDefs) {
-    if (events.has(d.event))
-      throw new CliError(`event ${d.event} already exists (EEXIST): probe names must differ`)
-    events.add(d.event)
+  for (const dir of options.mount) {
+    const isDir = statSync(resolve(dir), { throwIfNoEntry: false })?.isDirectory()
+    if (isDir !== true)
+      throw new CliError(`--mount ${dir}: ${isDir === false ? 'not a directory' : 'no such directory'}`)
   }
-  for (const dir of options.mount)
-    if (!existsSync(resolve(dir)) || !statSync(resolve(dir)).isDirectory())
-      throw new CliError(`--mount ${dir}: no such directory`)
   let bytes: Uint8Array
   try {
     bytes = new Uint8Array(readFileSync(program))
@@ -72,8 +68,9 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   const kernel = new Kernel({
     image: readGuestImage(),
     cpus,
-    stdout: (d) => writeAll(1, d),
-    stderr: (d) => writeAll(2, d),
+    // The guest's write gets what the host's did: -EPIPE (and so SIGPIPE), -ENOSPC, ...
+    stdout: (d) => writeHost(1, d),
+    stderr: (d) => writeHost(2, d),
     // Read the host's stdin only if the program reads its own.
     // Like the host: a terminal when probekit's own stdout is one (then libc line-buffers).
     consoleIsTty: process.stdout.isTTY === true,
@@ -99,19 +96,25 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   kernel.vfs.writeFile(path, bytes)
   kernel.boot()
   let traceFd = 2
+  // Trace lines are probekit's own output: when they cannot be written (the
+  // reader has gone, a full disk) the run has no point and stops here.
+  let traceError = 0
   let armed: ArmedProbes | null = null
   if (probeDefs.length > 0) {
-    // A trace reader that has gone (a closed pipe) gets no more lines; the program runs on.
-    let traceGone = false
     armed = armProbes(kernel, probeDefs, (line) => {
-      if (!traceGone && writeAll(traceFd, utf8(`${line}\n`)) < 0) traceGone = true
+      if (traceError !== 0) return
+      const n = writeHost(traceFd, utf8(`${line}\n`))
+      if (n < 0) {
+        traceError = n
+        kernel.machine.stop('trace output failed')
+      }
     })
     // Opened once every probe is in place: a probe that cannot be placed leaves no empty file.
     if (options.trace) {
       try {
         traceFd = openSync(options.trace, 'w')
-      } catch {
-        throw new CliError(`--trace ${options.trace}: cannot write it`)
+      } catch (e) {
+        throw new CliError(`--trace ${options.trace}: cannot write it (${(e as NodeJS.ErrnoException).code})`)
       }
     }
   }
@@ -122,6 +125,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   )
   const { result, exit } = kernel.run(budget)
   if (options.dmesg) io.stderr.write(`${kernel.printk.text()}\n`)
+  if (traceError !== 0)
+    throw new CliError(
+      `${options.trace ? `--trace ${options.trace}` : 'trace output (stderr)'}: ${describeWriteError(traceError)}; the run was stopped`,
+      1,
+    )
   if (armed)
     for (const line of missedReturns(armed)) io.stderr.write(`${io.colors.yellow('probekit:')} ${line}\n`)
   // What the emulated machine lacks is reported by name, never silently.
@@ -151,32 +159,3 @@ function utf8(s: string): Uint8Array {
 }
 
 const SIGPIPE = 13
-const EPIPE = 32
-const ENOSPC = 28
-const EFBIG = 27
-
-/**
- * Write data to a host descriptor as a guest's write to a pipe or file
- * behaves: a slow reader is waited for (EAGAIN from a non-blocking
- * descriptor), a reader that has gone gives -EPIPE and a full disk -ENOSPC
- * (the guest's write returns them; EPIPE also brings SIGPIPE). The bytes
- * written, if any were.
- */
-function writeAll(fd: number, data: Uint8Array): number {
-  let off = 0
-  while (off < data.length) {
-    try {
-      off += writeSync(fd, data, off)
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code
-      if (code === 'EAGAIN') {
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
-        continue
-      }
-      const errno = code === 'EPIPE' ? EPIPE : code === 'ENOSPC' ? ENOSPC : code === 'EFBIG' ? EFBIG : 0
-      if (errno === 0) throw e
-      return off > 0 ? off : -errno
-    }
-  }
-  return off
-}
