@@ -106,12 +106,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stderr.write(`${io.colors.red('probekit:')} ${error.message}\n`)
       return error.exitCode
     }
-    // A bug, not a user error: still one line unless asked for the trace.
+    // Only a bug lands here (every outcome a user can cause is a CliError or
+    // the guest's own status): say so, and how to report it usefully.
     const message = error instanceof Error ? error.message : String(error)
     io.stderr.write(`${io.colors.red('probekit: internal error:')} ${message}\n`)
     if (process.env.PROBEKIT_DEBUG && error instanceof Error && error.stack)
       io.stderr.write(`${error.stack}\n`)
-    else io.stderr.write('(set PROBEKIT_DEBUG=1 to see the stack trace)\n')
+    io.stderr.write(
+      `this is a bug in probekit: please report it with the command line${process.env.PROBEKIT_DEBUG ? ' and the stack trace above' : ' (PROBEKIT_DEBUG=1 adds the stack trace)'}\n`,
+    )
     return 1
   }
 }
