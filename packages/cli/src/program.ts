@@ -56,14 +56,18 @@ function createProgram(io: CliIo): Command {
     .description('run a static x86-64 Linux executable under the probekit kernel')
     .argument('<program>', 'the executable (static, x86-64 ELF)')
     .argument('[args...]', 'its arguments (put -- before them when they start with -)')
-    .option('-c, --cpus <n>', 'number of virtual CPUs', '1')
+    .option('-c, --cpus <n>', 'number of virtual CPUs, 1 to 16', '1')
     .option(
       '-m, --mount <dir>',
       'make a host directory visible (read-only) at the same path; repeatable',
       collect,
       [],
     )
-    .option('--max-instructions <n>', 'stop a runaway guest after this many instructions', '20000000000')
+    .option(
+      '--max-instructions <n>',
+      'stop a runaway guest after this many instructions, a decimal whole number',
+      '20000000000',
+    )
     .option('--dmesg', 'print the kernel log (dmesg) to stderr at the end')
     .option(
       '-p, --probe <definition>',
