@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest'
 import { runWithClosed } from './closed-pipe.js'
 
 const bin = fileURLToPath(new URL('../bin/probekit.js', import.meta.url))
-/** A table of more than a pipe buffer (64 KiB). */
-const nops = Array.from({ length: 2_000 }, () => '90')
+/** A table of more than a pipe buffer (84 KB > 64 KiB): EPIPE even if the pipe closed late. */
+const nops = Array.from({ length: 4_000 }, () => '90')
 
 describe('probekit: its own output', () => {
   it('decode to a reader that has gone: status 141, nothing on stderr', { timeout: 60_000 }, async () => {
