@@ -959,15 +959,18 @@ export class Kernel implements TracehookKernel {
         this.sendSignal(c, child, { signo: child.pdeathSignal, code: 0, pid: task.tgid })
     }
     task.children = []
-    if (!task.isThreadGroupLeader) this.reap(task)
-    else if (task.parent && task.parent.state !== 'zombie') {
+    // exit_notify: the parent hears of it, then tracers; a thread (or a child whose parent wants no
+    // zombies) is released at once (release_task), after its death is reported.
+    let autoreap = !task.isThreadGroupLeader
+    if (!autoreap && task.parent && task.parent.state !== 'zombie') {
       const parent = task.parent
       const act = parent.sighand.actions[SIGCHLD]
       // A parent ignoring SIGCHLD (or with SA_NOCLDWAIT) leaves no zombie to wait for.
-      if (act.handler === SIG_IGN || (act.flags & 2) !== 0) this.reap(task)
+      autoreap = act.handler === SIG_IGN || (act.flags & 2) !== 0
       this.sendSignal(c, parent, { signo: SIGCHLD, code: signal ? 2 : 1, pid: task.pid }) // CLD_KILLED / CLD_EXITED
     }
     this.tracehooks.reportDeath(task, this.groupDead(task))
+    if (autoreap) this.reap(task)
     if (this.current(c) === task) this.setNeedResched(c)
     else if (!this.isCurrentAnywhere(task)) this.releaseTaskStack(task)
     if (task === this.init) this.machine.stop(`init exited with status ${exitStatus(task).status}`)
@@ -1123,6 +1126,7 @@ export class Kernel implements TracehookKernel {
         this.machine.interrupt(cpu, TIMER_VECTOR)
       }
       t.stopSignal = sig
+      this.tracehooks.reportJctl(t, 5, sig) // CLD_STOPPED
       // A sleeper stays asleep under the stop: SIGCONT puts it back to sleep, what it waits for unchanged.
       this.setTaskState(t, 'stopped')
     }
@@ -1140,6 +1144,7 @@ export class Kernel implements TracehookKernel {
     let any = false
     for (const t of this.tasks.values()) {
       if (t.tgid === task.tgid && t.state === 'stopped') {
+        this.tracehooks.reportJctl(t, 6, SIGCONT) // CLD_CONTINUED
         if (t.sleep && !t.sleepPending) this.setTaskState(t, 'sleeping')
         else {
           this.setTaskState(t, 'runnable')
@@ -1418,6 +1423,7 @@ export class Kernel implements TracehookKernel {
 
   /** Remove a zombie after wait4 collected it. */
   reap(t: Task): void {
+    this.tracehooks.reportReap(t)
     this.tasks.delete(t.pid)
     // A thread is reaped as it exits, while its stack may still be in use: that one waits for put_task_stack.
     if (t.stackPhys < 0) this.byGuestTask.delete(t.guestTask)

@@ -43,6 +43,10 @@ export interface TaskTracer {
   reportSignal?(task: Task, regs: PtRegsFrame, info: SigInfo, action: SigAction): SignalVerdict | undefined
   /** At a safe point on the way back to user mode (tracehook_notify_resume), or where a held task stops. */
   reportQuiesce?(task: Task, regs: PtRegsFrame): void
+  /** Job control: the task stops with its group (CLD_STOPPED, 5) or its group continues (CLD_CONTINUED, 6). */
+  reportJctl?(task: Task, type: number, signo: number): void
+  /** The task is reaped (release_task): nothing of it remains; the last report. */
+  reportReap?(task: Task): void
 }
 
 /** What the kernel gives tracehooks: the task-state changes it alone may make. */
@@ -130,12 +134,22 @@ export class Tracehooks {
     for (const t of this.tracersOf(task)) t.reportExit?.(task, code)
   }
 
-  /** The last report: the tracers are detached after it. */
+  /** Death: no report but reap follows it. */
   reportDeath(task: Task, groupDead: boolean): void {
+    this.stopRequested.delete(task)
+    for (const t of this.tracersOf(task)) t.reportDeath?.(task, groupDead)
+  }
+
+  reportJctl(task: Task, type: number, signo: number): void {
+    for (const t of this.tracersOf(task)) t.reportJctl?.(task, type, signo)
+  }
+
+  /** release_task: the last report; the tracers are detached after it. */
+  reportReap(task: Task): void {
     const list = this.tracersOf(task)
     this.tracers.delete(task)
     this.stopRequested.delete(task)
-    for (const t of list) t.reportDeath?.(task, groupDead)
+    for (const t of list) t.reportReap?.(task)
   }
 
   /** Syscall entry; then a safe point. */
