@@ -54,6 +54,9 @@ export const FAULT_FLAG_USER = 0x40
 export const FAULT_FLAG_INSTRUCTION = 0x100
 export const VM_FAULT_SIGSEGV = 0x40
 
+/** The local APIC timer's vector (the tick). */
+export const TIMER_VECTOR = 32
+
 // Per-CPU area offsets.
 export const PERCPU_SELF = 0
 export const PERCPU_CPU_NUMBER = 8

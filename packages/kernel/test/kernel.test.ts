@@ -52,7 +52,7 @@ describe('kernel', () => {
   it('walks the die notifier chain in guest code: a host notifier sees the int3 of a user program', () => {
     const k = new Kernel({ image: guestImage(), memorySize: 64 * 1024 * 1024 })
     const seen: number[] = []
-    k.registerDieNotifier((val, _regs, trapnr) => {
+    k.traps.registerDieNotifier((val, _regs, trapnr) => {
       seen.push(val, trapnr)
       return NOTIFY_DONE
     })

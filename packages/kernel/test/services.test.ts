@@ -24,7 +24,7 @@ describe('kernel services', () => {
     const target = k.symbol('do_syscall_64')
     const original = k.machine.memory.readBytes(target + 0x80000000, 16)
     const seen: number[] = []
-    k.registerDieNotifier((val, regs, trapnr, cpu) => {
+    k.traps.registerDieNotifier((val, regs, trapnr, cpu) => {
       if (val !== 2) return 0 // only DIE_INT3 (page faults walk the chain too)
       seen.push(cpu.id)
       expect(trapnr).toBe(3)

@@ -118,7 +118,7 @@ export class Kprobes {
       },
     }
     this.populateBlacklist()
-    kernel.registerDieNotifier(
+    kernel.traps.registerDieNotifier(
       (val, regs, trapnr, cpu, err) => this.exceptionsNotify(val, regs, trapnr, cpu, err),
       KPROBES_NOTIFIER_PRIORITY,
     )

@@ -11,7 +11,7 @@ import { bootKernel } from './support/kernel.js'
 function hitsAndSteps(symbol: string, withPost: boolean) {
   const k = bootKernel()
   let steps = 0
-  k.registerDieNotifier((val) => {
+  k.traps.registerDieNotifier((val) => {
     if (val === DIE_DEBUG) steps++
     return 0
   }, KPROBES_NOTIFIER_PRIORITY)

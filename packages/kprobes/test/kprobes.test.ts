@@ -193,7 +193,7 @@ describe('the hit path', () => {
     const k = bootKernel()
     const debugIps: number[] = []
     // A spy ahead of kprobes on the die chain (same priority, registered first).
-    k.registerDieNotifier((val, regs) => {
+    k.traps.registerDieNotifier((val, regs) => {
       if (val === DIE_DEBUG) debugIps.push(k.frame(regs).get('ip'))
       return 0
     }, KPROBES_NOTIFIER_PRIORITY)
@@ -301,7 +301,7 @@ describe('the hit path', () => {
   it('a pre_handler that sets regs.ip and returns 1 skips the single-step and the post_handler', () => {
     const k = bootKernel()
     const debugs: number[] = []
-    k.registerDieNotifier((val) => {
+    k.traps.registerDieNotifier((val) => {
       if (val === DIE_DEBUG) debugs.push(1)
       return 0
     }, KPROBES_NOTIFIER_PRIORITY)

@@ -27,6 +27,9 @@ import {
   OpenFile,
 } from './files.js'
 import { AT_FDCWD, dirAt, lookupAt, pathArg } from './namei.js'
+import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './permissions.js'
+import { sysPoll, sysPpoll } from './poll.js'
+import { sysFstatfs, sysStatfs } from './statfs.js'
 import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT, S_IFREG, Symlink } from './vfs.js'
 
 function readInto(ctx: SyscallContext, f: OpenFile, buf: number, count: number, at?: number): SyscallResult {
@@ -176,6 +179,16 @@ function fstat(ctx: SyscallContext, fd: number, buf: number): number {
 }
 
 export function registerFsSyscalls(def: SyscallDef): void {
+  def(7, 'poll', sysPoll)
+  def(271, 'ppoll', sysPpoll)
+  def(21, 'access', sysAccess)
+  def(269, 'faccessat', sysFaccessat)
+  def(439, 'faccessat2', sysFaccessat2)
+  def(90, 'chmod', sysChmod)
+  def(91, 'fchmod', sysFchmod)
+  def(268, 'fchmodat', sysFchmodat)
+  def(137, 'statfs', sysStatfs)
+  def(138, 'fstatfs', sysFstatfs)
   def(3, 'close', ({ task }, fd) => task.files.close(fd))
 
   def(8, 'lseek', ({ task }, fd, off, whence) => {
@@ -223,7 +236,7 @@ export function registerFsSyscalls(def: SyscallDef): void {
       all.set(p, o)
       o += p.length
     }
-    return ctx.kernel.fileWrite(ctx.cpu, ctx.task, f, all)
+    return ctx.kernel.fileIo.fileWrite(ctx.cpu, ctx.task, f, all)
   })
 
   /**
@@ -248,7 +261,7 @@ export function registerFsSyscalls(def: SyscallDef): void {
     inp.pos = saved
     if (!(data instanceof Uint8Array)) return data
     if (data.length === 0) return 0
-    const n = ctx.kernel.fileWrite(ctx.cpu, ctx.task, out, data)
+    const n = ctx.kernel.fileIo.fileWrite(ctx.cpu, ctx.task, out, data)
     if (typeof n !== 'number' || n < 0) return n
     if (offsetPtr) writeUserU64(mm, offsetPtr, start + n)
     else inp.pos = start + n

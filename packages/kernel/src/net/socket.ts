@@ -10,7 +10,7 @@ import { EAFNOSUPPORT, EBADF, ECONNREFUSED, EINVAL, ENOTCONN, ENOTSOCK, EPROTONO
 import { O_CLOEXEC, O_NONBLOCK, O_RDWR, OpenFile } from '../fs/files.js'
 import type { Inode } from '../fs/vfs.js'
 import { copyFromUser, copyToUser, readUserU32, writeUserU32 } from '../mm/user-memory.js'
-import type { SyscallContext } from '../syscalls.js'
+import type { SyscallContext, SyscallDef } from '../syscalls.js'
 import { utf8Decode } from '../utf8.js'
 
 const AF_UNIX = 1
@@ -89,4 +89,11 @@ export function sysGetsockname(ctx: SyscallContext, fd: number, addr: number, le
   copyToUser(ctx.task.mm, addr, Uint8Array.of(AF_UNIX, 0).subarray(0, len))
   writeUserU32(ctx.task.mm, lenp, 2)
   return 0
+}
+
+export function registerNetSyscalls(def: SyscallDef): void {
+  def(41, 'socket', sysSocket)
+  def(42, 'connect', sysConnect)
+  def(51, 'getsockname', sysGetsockname)
+  def(52, 'getpeername', sysGetpeername)
 }

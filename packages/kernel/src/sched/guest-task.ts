@@ -4,7 +4,7 @@
 // inactive_task_frame under them that __switch_to_asm pops into
 // ret_from_fork.
 
-import type { Machine } from '@probekit/x86-emu'
+import { formatLinear, type Machine } from '@probekit/x86-emu'
 import {
   FRAME_RET_ADDR,
   INACTIVE_TASK_FRAME_SIZE,
@@ -32,6 +32,8 @@ export class GuestTasks {
   private slab = { frame: -1, used: 4096 }
   /** Kernel stacks of dead tasks, for the next ones (first frame of each). */
   private readonly freeStacks: number[] = []
+  /** Tasks by their task_struct's address (what the guest's scheduler hands the host). */
+  private readonly byAddress = new Map<number, Task>()
 
   constructor(
     private readonly machine: Machine,
@@ -53,6 +55,7 @@ export class GuestTasks {
     memory.write32(phys + TASK_TGID, t.tgid)
     memory.writeBytes(phys + TASK_COMM, utf8Encode(t.comm.slice(0, 15)))
     t.guestTask = directMap(phys)
+    this.byAddress.set(t.guestTask, t)
     t.stackPhys = stackPhys ?? this.allocStack()
     this.write64(t, TASK_STACK, directMap(t.stackPhys))
     const top = t.stackPhys + THREAD_SIZE
@@ -76,6 +79,22 @@ export class GuestTasks {
     this.machine.memory.fill(frame, INACTIVE_TASK_FRAME_SIZE, 0)
     this.writePhys64(frame + FRAME_RET_ADDR, this.retFromFork)
     this.write64(t, TASK_THREAD_SP, directMap(frame))
+  }
+
+  /** The task whose task_struct is at addr (a guest pointer the host must trust). */
+  taskAt(addr: number): Task {
+    const t = this.byAddress.get(addr)
+    if (!t) throw new Error(`no task_struct at ${formatLinear(addr)}`)
+    return t
+  }
+
+  lookup(addr: number): Task | undefined {
+    return this.byAddress.get(addr)
+  }
+
+  /** The task is gone for good (reaped, its stack freed): its address means nothing any more. */
+  forget(t: Task): void {
+    if (this.byAddress.get(t.guestTask) === t) this.byAddress.delete(t.guestTask)
   }
 
   /** put_task_stack: a dead task's stack is free once no CPU runs on it. */
@@ -110,6 +129,19 @@ export class GuestTasks {
 
   setFlags(t: Task, flags: number): void {
     this.machine.memory.write32(this.phys(t) + TASK_FLAGS, flags)
+  }
+
+  // thread_info.flags: only the host writes them, so t.tif mirrors the guest's word exactly.
+  setTif(t: Task, bits: number): void {
+    if ((t.tif & bits) === bits || !t.guestTask) return
+    t.tif |= bits
+    this.setFlags(t, t.tif)
+  }
+
+  clearTif(t: Task, bits: number): void {
+    if ((t.tif & bits) === 0 || !t.guestTask) return
+    t.tif &= ~bits
+    this.setFlags(t, t.tif)
   }
 
   /** exit_code: the wait status get_signal leaves for do_group_exit. */

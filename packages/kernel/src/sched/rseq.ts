@@ -144,7 +144,7 @@ export function rseqHandleNotifyResume(kernel: Kernel, cpu: Cpu, task: Task, fra
   if (!task.rseq?.pending || (frame.get('cs') & 3) !== 3) return true
   if (rseqIpFixup(task, frame) && rseqUpdate(task, cpu)) return true
   task.rseq.pending = false
-  kernel.sendSignal(cpu, task, { signo: SIGSEGV, code: 0x80, pid: 0 }) // SI_KERNEL
+  kernel.signals.sendSignal(cpu, task, { signo: SIGSEGV, code: 0x80, pid: 0 }) // SI_KERNEL
   return false
 }
 

@@ -8,7 +8,7 @@ import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from '../abi.js'
 import type { FdTable } from '../fs/files.js'
 import type { Directory } from '../fs/vfs.js'
 import type { Mm } from '../mm/mm.js'
-import { defaultRlimits, type Rlimits } from '../rlimits.js'
+import { defaultRlimits, type Rlimits } from '../process/rlimits.js'
 import { type SigInfo, SignalHandlers } from '../signal/signals.js'
 import type { RseqRegistration } from './rseq.js'
 

@@ -124,6 +124,12 @@ export class SignalHandlers {
 
 export const bit = (sig: number): bigint => 1n << BigInt(sig - 1)
 
+/** Is a signal pending that the task's mask lets through? */
+export function hasDeliverableSignal(t: Task): boolean {
+  for (const sig of t.pending.keys()) if ((t.blocked & bit(sig)) === 0n) return true
+  return false
+}
+
 // SIGFPE si_codes.
 export const FPE_INTDIV = 1
 export const FPE_INTOVF = 2

@@ -15,7 +15,7 @@ function deliverable(task: Task): boolean {
 function sendSignal(ctx: SyscallContext, target: Task, sig: number, code = 0): number {
   if (sig < 0 || sig > NSIG) return -EINVAL
   if (sig === 0) return 0
-  ctx.kernel.sendSignal(ctx.cpu, target, { signo: sig, code, pid: ctx.task.tgid })
+  ctx.kernel.signals.sendSignal(ctx.cpu, target, { signo: sig, code, pid: ctx.task.tgid })
   return 0
 }
 
@@ -80,7 +80,7 @@ export function registerSignalSyscalls(def: SyscallDef): void {
   def(15, 'rt_sigreturn', ({ kernel, cpu, task, frame }) => {
     const mask = restoreRtFrame(task, frame, cpu)
     if (mask === null) {
-      kernel.killTask(cpu, task, SIGSEGV)
+      kernel.signals.killTask(cpu, task, SIGSEGV)
       return 0
     }
     task.blocked = sanitizeMask(mask)

@@ -3,11 +3,11 @@
 // INIT_RLIMITS, RLIMIT_NPROC from set_max_threads for the machine's memory);
 // fork copies them, threads share them, exec keeps them.
 
-import { EINVAL, EPERM, ESRCH } from './errno.js'
-import { FdTable } from './fs/files.js'
-import { copyFromUser, copyToUser } from './mm/user-memory.js'
-import type { Task } from './sched/task.js'
-import type { SyscallContext } from './syscalls.js'
+import { EINVAL, EPERM, ESRCH } from '../errno.js'
+import { FdTable } from '../fs/files.js'
+import { copyFromUser, copyToUser } from '../mm/user-memory.js'
+import type { Task } from '../sched/task.js'
+import type { SyscallContext } from '../syscalls.js'
 
 export interface Rlimit {
   cur: bigint

@@ -2,8 +2,8 @@
 // in all three of real, effective and saved) with no supplementary groups,
 // like a process started by the kernel's init.
 
-import { writeUserU32 } from './mm/user-memory.js'
-import type { SyscallContext } from './syscalls.js'
+import { writeUserU32 } from '../mm/user-memory.js'
+import type { SyscallContext } from '../syscalls.js'
 
 /** getgroups(size, list): the number of supplementary groups (none). */
 export function sysGetgroups(_ctx: SyscallContext, size: number): number {

@@ -4,11 +4,11 @@
 // FUTEX_OWNER_DIED, waking one waiter, so the next locker gets EOWNERDEAD
 // instead of waiting forever.
 
-import { EINVAL, ESRCH } from './errno.js'
-import type { Kernel } from './kernel.js'
-import { BadAddress, readUserU32, readUserU64, writeUserU32, writeUserU64 } from './mm/user-memory.js'
-import type { Task } from './sched/task.js'
-import type { SyscallContext } from './syscalls.js'
+import { EINVAL, ESRCH } from '../errno.js'
+import type { Kernel } from '../kernel.js'
+import { BadAddress, readUserU32, readUserU64, writeUserU32, writeUserU64 } from '../mm/user-memory.js'
+import type { Task } from '../sched/task.js'
+import type { SyscallContext } from '../syscalls.js'
 
 /** sizeof(struct robust_list_head): { list.next, futex_offset, list_op_pending }. */
 const ROBUST_LIST_HEAD_SIZE = 24
@@ -38,12 +38,12 @@ function handleFutexDeath(kernel: Kernel, task: Task, uaddr: number, pi: boolean
   const uval = readUserU32(task.mm, uaddr) >>> 0
   // A pending, not yet taken lock (uval 0): the dying thread may have been woken to take it; pass the wake on.
   if (pending && !pi && uval === 0) {
-    kernel.futexWake(task.mm, uaddr, 1)
+    kernel.futex.wake(task.mm, uaddr, 1)
     return
   }
   if ((uval & FUTEX_TID_MASK) !== task.pid) return
   writeUserU32(task.mm, uaddr, (uval & FUTEX_WAITERS) | FUTEX_OWNER_DIED)
-  if (!pi && (uval & FUTEX_WAITERS) !== 0) kernel.futexWake(task.mm, uaddr, 1)
+  if (!pi && (uval & FUTEX_WAITERS) !== 0) kernel.futex.wake(task.mm, uaddr, 1)
 }
 
 /** exit_robust_list: at exit or exec, release every robust futex the thread still holds. */

@@ -2,12 +2,7 @@
 // HC_FORK: every way of creating a task (fork, vfork, clone, clone3) has been
 // through the guest's sys_* -> kernel_clone by then, with its checks done.
 
-import type { Kernel } from './kernel.js'
-import { forkTask } from './process.js'
-import type { SyscallContext } from './syscalls.js'
-
-/** CLONE_CLEAR_SIGHAND (clone3 only): the child starts with default signal handlers. */
-const CLONE_CLEAR_SIGHAND = 2 ** 32
+import type { Kernel } from '../kernel.js'
 
 export interface KernelCloneArgs {
   /** All 64 bits of flags (clone3's live above bit 31), without the exit signal. */
@@ -34,15 +29,4 @@ export function readKernelCloneArgs(kernel: Kernel, addr: number): KernelCloneAr
     tls: q(7),
     regs: q(8),
   }
-}
-
-/** The host half of copy_process: copy the task and its address space; the child's task_struct, or -errno. */
-export function copyProcess(ctx: SyscallContext, args: KernelCloneArgs): number {
-  const legacy = (args.flags % 2 ** 32) | args.exitSignal
-  const pid = forkTask(ctx, legacy, args.stack, args.parentTid, args.childTid, args.tls)
-  const child = ctx.kernel.tasks.get(pid)
-  if (pid < 0 || !child) return pid
-  if (Math.floor(args.flags / CLONE_CLEAR_SIGHAND) % 2 === 1) child.sighand.resetOnExec()
-  ctx.kernel.tracehooks.reportClone(ctx.task, child, args.flags)
-  return child.guestTask
 }

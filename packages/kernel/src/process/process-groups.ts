@@ -2,9 +2,9 @@
 // getpgid, setpgid, getsid, setsid, with Linux's permission rules. The ids
 // belong to the process (every thread of it carries the same ones).
 
-import { EACCES, EINVAL, EPERM, ESRCH } from './errno.js'
-import type { Task } from './sched/task.js'
-import type { SyscallContext } from './syscalls.js'
+import { EACCES, EINVAL, EPERM, ESRCH } from '../errno.js'
+import type { Task } from '../sched/task.js'
+import type { SyscallContext } from '../syscalls.js'
 
 function processOf(ctx: SyscallContext, pid: number): Task | undefined {
   const t = pid === 0 ? ctx.task : ctx.kernel.tasks.get(pid)

@@ -5,11 +5,11 @@
 // when its parent dies; PR_GET_DUMPABLE/PR_SET_DUMPABLE the dumpable flag.
 // Any other option is -EINVAL, as Linux answers an option it does not know.
 
-import { EINVAL } from './errno.js'
-import { copyFromUser, copyToUser, writeUserU32 } from './mm/user-memory.js'
-import { NSIG } from './signal/signals.js'
-import type { SyscallContext } from './syscalls.js'
-import { utf8Decode, utf8Encode } from './utf8.js'
+import { EINVAL } from '../errno.js'
+import { copyFromUser, copyToUser, writeUserU32 } from '../mm/user-memory.js'
+import { NSIG } from '../signal/signals.js'
+import type { SyscallContext } from '../syscalls.js'
+import { utf8Decode, utf8Encode } from '../utf8.js'
 
 const PR_SET_PDEATHSIG = 1
 const PR_GET_PDEATHSIG = 2

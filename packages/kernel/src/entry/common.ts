@@ -1,0 +1,120 @@
+// The syscall path's host half (kernel/entry/common.c). entry_SYSCALL_64 ->
+// do_syscall_64 runs the guest's sys_call_table; a call the guest leaves to
+// the host (sys_ni_host) arrives here with its pt_regs and is looked up in
+// the syscall table that the subsystems fill (syscalls.ts). On the way out
+// the guest reports to tracers (syscall_trace_enter/exit, when
+// _TIF_SYSCALL_TRACE is set) and runs resume_user_mode_work.
+
+import type { Cpu } from '@probekit/x86-emu'
+import {
+  _TIF_NOTIFY_RESUME,
+  HC_NOTIFY_RESUME,
+  HC_SYSCALL,
+  HC_SYSCALL_TRACE_ENTER,
+  HC_SYSCALL_TRACE_EXIT,
+  PERCPU_TOP_OF_STACK,
+  PT_REGS_SIZE,
+} from '../abi.js'
+import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
+import { E2BIG, EFAULT, ENOEXEC, ENOSYS } from '../errno.js'
+import { ElfError } from '../exec/elf.js'
+import type { Kernel } from '../kernel.js'
+import { BadAddress } from '../mm/user-memory.js'
+import { rseqHandleNotifyResume } from '../sched/rseq.js'
+import type { Task } from '../sched/task.js'
+import { type SyscallContext, type SyscallResult, syscallName, syscallTable } from '../syscalls.js'
+
+export class SyscallEntry {
+  /** The task whose system call the host is serving now ("current" for /dev/fd). */
+  serving: Task | null = null
+
+  constructor(private readonly kernel: Kernel) {
+    const k = kernel
+    const m = k.machine
+    m.registerHypercall(HC_SYSCALL, (c) => {
+      const task = k.current(c)
+      const r = this.syscall(c, arg(c, 0))
+      // The mask may have changed (sigprocmask, sigsuspend, sigreturn) and sleepers may be ready.
+      k.signals.recalcSigpending(task)
+      k.sched.noteWakeups(c)
+      ret(c, r)
+    })
+    m.registerHypercall(HC_SYSCALL_TRACE_ENTER, (c) => {
+      k.tracehooks.reportSyscallEntry(k.current(c), k.frame(arg(c, 0)))
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_SYSCALL_TRACE_EXIT, (c) => {
+      k.tracehooks.reportSyscallExit(k.current(c), k.frame(arg(c, 0)))
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_NOTIFY_RESUME, (c) => {
+      const task = k.current(c)
+      const frame = k.frame(arg(c, 0))
+      k.guestTasks.clearTif(task, _TIF_NOTIFY_RESUME)
+      rseqHandleNotifyResume(k, c, task, frame)
+      k.tracehooks.notifyResume(task, frame)
+      ret(c, 0)
+    })
+  }
+
+  /**
+   * Run a host service for current with a syscall context (regs: its pt_regs, 0 for the ones at the top
+   * of its stack); faults on user memory become -EFAULT.
+   */
+  withContext(c: Cpu, regs: number, fn: (ctx: SyscallContext) => number): number {
+    const k = this.kernel
+    this.serving = k.current(c)
+    const ctx: SyscallContext = {
+      kernel: k,
+      cpu: c,
+      task: this.serving,
+      frame: k.frame(regs || k.readKernel64(k.sched.rq[c.id].percpu + PERCPU_TOP_OF_STACK) - PT_REGS_SIZE),
+      regs,
+    }
+    try {
+      return fn(ctx)
+    } catch (e) {
+      if (e instanceof BadAddress) return -EFAULT
+      if (e instanceof ElfError) return -ENOEXEC
+      if (e instanceof RangeError) return -E2BIG
+      throw e
+    }
+  }
+
+  private syscall(c: Cpu, regs: number): number {
+    const k = this.kernel
+    const frame = k.frame(regs)
+    const nr = frame.get('orig_ax')
+    const task = k.current(c)
+    const fn = syscallTable.get(nr)
+    if (!fn) {
+      k.unimplemented.set(nr, (k.unimplemented.get(nr) ?? 0) + 1)
+      if (k.unimplemented.get(nr) === 1)
+        k.printk.log(k.jiffies, `unimplemented syscall ${nr} (${syscallName(nr)}) called by ${task.comm}`)
+      return -ENOSYS
+    }
+    const args = [
+      frame.get('di'),
+      frame.get('si'),
+      frame.get('dx'),
+      frame.get('r10'),
+      frame.get('r8'),
+      frame.get('r9'),
+    ]
+    let r: SyscallResult
+    this.serving = task
+    try {
+      r = fn({ kernel: k, cpu: c, task, frame, regs }, ...args)
+    } catch (e) {
+      if (e instanceof BadAddress) return -EFAULT
+      if (e instanceof ElfError) return -ENOEXEC
+      throw e
+    }
+    if (typeof r === 'number') {
+      if (task.restart?.nr === nr) task.restart = null
+      return r
+    }
+    // The call must wait: the guest sleeps (sys_ni_host) and calls again once woken.
+    return k.wait.sleepOn(task, r)
+  }
+}

@@ -1,0 +1,96 @@
+// execve's host half (fs/exec.c): the guest's do_execveat_common ...
+// load_elf_binary reach it through HC_EXECVE with the file name; the task's
+// program is replaced and its pt_regs start the new one.
+
+import { newX87State, restoreX87State, x87State } from '@probekit/x86-emu'
+import { HC_EXECVE } from '../abi.js'
+import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
+import { RegularFile } from '../fs/vfs.js'
+import type { Kernel } from '../kernel.js'
+import { readUserU64, strncpyFromUser } from '../mm/user-memory.js'
+import { exitRobustList } from '../process/robust-futex.js'
+import type { SyscallContext } from '../syscalls.js'
+import { loadExecutable } from './exec-loader.js'
+
+function readStringArray(ctx: SyscallContext, addr: number): string[] {
+  const out: string[] = []
+  if (addr === 0) return out
+  for (let i = 0; i < 4096; i++) {
+    const p = readUserU64(ctx.task.mm, addr + 8 * i)
+    if (p === 0) return out
+    const s = strncpyFromUser(ctx.task.mm, p, 131072)
+    if (s === null) throw new RangeError('argument too long')
+    out.push(s)
+  }
+  throw new RangeError('too many arguments')
+}
+
+/** do_execve's host half: replace the task's program; the frame then starts it. */
+export function execTask(ctx: SyscallContext, path: string): number {
+  const { kernel, task, frame, cpu } = ctx
+  const node = kernel.vfs.lookup(path)
+  if (typeof node === 'number') return node
+  if (!(node instanceof RegularFile)) return -13
+  const argv = readStringArray(ctx, frame.get('si'))
+  const envp = readStringArray(ctx, frame.get('dx'))
+  const mm = kernel.newMm()
+  const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, cpu, {
+    pageCache: kernel.pageCache,
+    file: node,
+  })
+  // exec_mm_release: robust futexes are released and the rseq registration dropped with the old image.
+  exitRobustList(kernel, task)
+  task.rseq = null
+  const oldMm = task.mm
+  task.mm = mm
+  oldMm.release()
+  cpu.setCr3(mm.space.root)
+  for (const f of [
+    'r15',
+    'r14',
+    'r13',
+    'r12',
+    'bp',
+    'bx',
+    'r11',
+    'r10',
+    'r9',
+    'r8',
+    'ax',
+    'cx',
+    'dx',
+    'si',
+    'di',
+  ] as const)
+    frame.set(f, 0)
+  frame.set('ip', prog.entry)
+  frame.set('sp', prog.sp)
+  frame.set('cs', 0x33)
+  frame.set('ss', 0x2b)
+  frame.set('flags', 0x202)
+  cpu.fsBase = 0
+  task.fsBase = 0
+  cpu.xmm.fill(0)
+  cpu.mxcsr = 0x1f80
+  restoreX87State(x87State(cpu), newX87State())
+  task.files.closeOnExec()
+  task.sighand = task.sighand.clone()
+  task.sighand.resetOnExec()
+  task.pending.clear()
+  task.comm = path.slice(path.lastIndexOf('/') + 1).slice(0, 15)
+  kernel.updateGuestComm(task)
+  task.vforkDone = true
+  return 0
+}
+
+export function registerExecve(kernel: Kernel): void {
+  kernel.machine.registerHypercall(HC_EXECVE, (c) => {
+    const path = kernel.readKernelString(arg(c, 0))
+    const task = kernel.current(c)
+    const r = kernel.entry.withContext(c, arg(c, 1), (ctx) => execTask(ctx, path))
+    if (r === 0) kernel.tracehooks.reportExec(task, path, kernel.frame(arg(c, 1)))
+    kernel.signals.recalcSigpending(task)
+    kernel.sched.noteWakeups(c) // a vfork parent
+    ret(c, r)
+  })
+}

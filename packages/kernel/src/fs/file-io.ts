@@ -1,0 +1,83 @@
+// The file layer's host leaves (fs/file.c, fs/read_write.c, fs/open.c):
+// fdget/fput for the guest's struct file, and the reads, writes and opens
+// that vfs_read / vfs_write / do_filp_open end in for what is not a guest
+// pipe. A leaf that must wait answers -EWOULDSLEEP; the guest sleeps and
+// calls again.
+
+import type { Cpu } from '@probekit/x86-emu'
+import { FDPUT_FPUT, HC_FDGET, HC_FILE_OPEN, HC_FILE_READ, HC_FILE_WRITE, HC_FPUT } from '../abi.js'
+import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
+import { EBADF, EPIPE } from '../errno.js'
+import type { Kernel } from '../kernel.js'
+import type { Task } from '../sched/task.js'
+import { SIGPIPE } from '../signal/signals.js'
+import { wallSeconds } from '../time/clock.js'
+import type { OpenFile, WouldBlock } from './files.js'
+import { hostOpen } from './syscalls.js'
+import { RegularFile } from './vfs.js'
+
+export class FileIo {
+  constructor(private readonly kernel: Kernel) {
+    this.registerHypercalls()
+  }
+
+  /**
+   * The host side of every write (write through HC_FILE_WRITE, writev, sendfile): a regular file's
+   * modification time moves; a pipe nobody reads gives -EPIPE and, as pipe_write sends it, SIGPIPE.
+   */
+  fileWrite(c: Cpu, task: Task, f: OpenFile, data: Uint8Array): number | WouldBlock {
+    const r = f.write(data)
+    if (r === -EPIPE) this.kernel.signals.sendSignal(c, task, { signo: SIGPIPE, code: 0, pid: task.tgid })
+    else if (typeof r === 'number' && r > 0 && f.inode instanceof RegularFile)
+      f.inode.mtime = wallSeconds(this.kernel, c.id)
+    return r
+  }
+
+  private registerHypercalls(): void {
+    const k = this.kernel
+    const m = k.machine
+    m.registerHypercall(HC_FDGET, (c) => {
+      const task = k.current(c)
+      const f = task.files.get(arg(c, 0) | 0)
+      if (!f) return ret(c, 0)
+      // A table other tasks share: hold a reference while the guest uses the file (fdput drops it).
+      if (task.files.users > 1) {
+        f.refs++
+        return ret(c, k.guestFiles.face(f) + FDPUT_FPUT)
+      }
+      ret(c, k.guestFiles.face(f))
+    })
+    m.registerHypercall(HC_FPUT, (c) => {
+      k.guestFiles.byAddress(arg(c, 0))?.release()
+      ret(c, 0)
+    })
+    m.registerHypercall(HC_FILE_WRITE, (c) => {
+      const task = k.current(c)
+      const f = k.guestFiles.byHostId(arg(c, 0))
+      if (!f) return ret(c, -EBADF)
+      const r = this.fileWrite(c, task, f, k.readKernel(arg(c, 1), arg(c, 2)))
+      k.sched.noteWakeups(c)
+      ret(c, typeof r === 'number' ? r : k.wait.sleepOn(task, r))
+    })
+    m.registerHypercall(HC_FILE_READ, (c) => {
+      const task = k.current(c)
+      const f = k.guestFiles.byHostId(arg(c, 0))
+      if (!f) return ret(c, -EBADF)
+      const r = f.read(arg(c, 2))
+      if (typeof r === 'number') return ret(c, r)
+      if (r instanceof Uint8Array) {
+        k.writeKernel(arg(c, 1), r)
+        k.sched.noteWakeups(c) // a writer waiting for room
+        return ret(c, r.length)
+      }
+      ret(c, k.wait.sleepOn(task, r))
+    })
+    m.registerHypercall(HC_FILE_OPEN, (c) => {
+      const path = k.readKernelString(arg(c, 0))
+      ret(
+        c,
+        k.entry.withContext(c, 0, (ctx) => hostOpen(ctx, path, arg(c, 1) | 0, arg(c, 2), arg(c, 3) | 0)),
+      )
+    })
+  }
+}

@@ -1,0 +1,20 @@
+// handle_mm_fault's host half (mm/memory.c): the guest's page-fault path
+// (exc_page_fault -> do_user_addr_fault -> handle_mm_fault) asks for the
+// page here - demand paging and copy-on-write in current's address space.
+
+import { FAULT_FLAG_INSTRUCTION, FAULT_FLAG_WRITE, HC_HANDLE_MM_FAULT, VM_FAULT_SIGSEGV } from '../abi.js'
+import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
+import type { Kernel } from '../kernel.js'
+
+export function registerHandleMmFault(kernel: Kernel): void {
+  kernel.machine.registerHypercall(HC_HANDLE_MM_FAULT, (c) => {
+    const task = kernel.current(c)
+    const address = arg(c, 0)
+    const flags = arg(c, 1)
+    const ok =
+      task.state !== 'idle' &&
+      task.mm.handleFault(address, (flags & FAULT_FLAG_WRITE) !== 0, (flags & FAULT_FLAG_INSTRUCTION) !== 0)
+    if (ok) c.invlpg(address)
+    ret(c, ok ? 0 : VM_FAULT_SIGSEGV)
+  })
+}
