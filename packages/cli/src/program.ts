@@ -68,6 +68,11 @@ function createProgram(io: CliIo): Command {
       'stop a runaway guest after this many instructions, a decimal whole number',
       '20000000000',
     )
+    .option(
+      '--memory <size>',
+      "the guest's memory (RAM) such as 512M or 1G, 16M to 2G; beyond it mmap gives ENOMEM and the OOM killer kills",
+      '256M',
+    )
     .option('--dmesg', 'print the kernel log (dmesg) to stderr at the end')
     .option(
       '-p, --probe <definition>',

@@ -67,6 +67,23 @@ describe('probekit run: arguments it refuses, each with one line and exit 2', ()
       oneLineError(run('--max-instructions', n, hello), /--max-instructions must be a whole number/)
   })
 
+  it('--memory that is not a size from 16M to 2G in whole pages', () => {
+    for (const n of ['lots', '8M', '3G', '1.5G', '-1', '1000K', '4097K'])
+      oneLineError(run('--memory', n, hello), /--memory must be a size from 16M to 2G/)
+  })
+
+  it('--memory sizes as qemu and docker take them: 64M, 1G, 512 (MiB), 65536K', () => {
+    for (const n of ['64M', '1G', '512', '65536K', '64MiB']) {
+      const r = run('--memory', n, hello)
+      expect({ n, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        n,
+        code: 0,
+        stdout: 'hello, world\n',
+        stderr: '',
+      })
+    }
+  })
+
   it('--mount of a directory that does not exist', () =>
     oneLineError(run('--mount', join(dir, 'nonexistent'), hello), /--mount .*nonexistent: no such directory/))
 

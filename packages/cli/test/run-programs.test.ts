@@ -26,6 +26,18 @@ describe('probekit run', () => {
     expect(r).toEqual({ code: 0, stdout: 'hello, world\n', stderr: '' })
   })
 
+  it("--memory bounds the guest: a hog is killed by the OOM killer, with the kernel's report, and exits 137", () => {
+    const memhog = fileURLToPath(new URL('bin/memhog', fixtures))
+    const r = run('--memory', '32M', memhog, 'touch', '0')
+    expect(r.code).toBe(137)
+    expect(r.stdout).toMatch(/touched 8 MiB\n/)
+    expect(r.stderr).toMatch(
+      /^probekit: Out of memory: Killed process 1 \(memhog\) total-vm:\d+kB, anon-rss:\d+kB, file-rss:\d+kB, shmem-rss:0kB, UID:0 pgtables:\d+kB oom_score_adj:0\nprobekit: .*memhog was killed by SIGKILL\n$/,
+    )
+    // More than the machine has in one private writable mapping: ENOMEM, as the default overcommit policy says.
+    expect(run('--memory', '32M', memhog, 'big', '64').stdout).toBe('mmap 64 MiB: Out of memory\n')
+  })
+
   it('passes arguments through and exits with the program status (args exits with argc)', () => {
     const r = run('--cpus', '2', '--', fileURLToPath(new URL('bin/args', fixtures)), 'one', 'two words')
     expect(r.code).toBe(3)

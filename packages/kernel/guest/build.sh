@@ -58,6 +58,7 @@ kernel/time/hrtimer.c
 lib/test_kprobes.c
 lib/vsprintf.c
 mm/mmap.c
+mm/oom_kill.c
 "
 
 # The x86-64 kernel's code generation: kernel code model (everything in the

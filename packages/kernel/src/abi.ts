@@ -49,10 +49,22 @@ export const FDPUT_FPUT = 1
 export const HC_HANDLE_MM_FAULT = 0x11f
 export const HC_FIND_TASK = 0x120
 export const HC_SEND_SIGNAL = 0x121
+export const HC_OOM_SELECT = 0x122
 export const FAULT_FLAG_WRITE = 0x01
 export const FAULT_FLAG_USER = 0x40
 export const FAULT_FLAG_INSTRUCTION = 0x100
+export const VM_FAULT_OOM = 0x01
 export const VM_FAULT_SIGSEGV = 0x40
+// struct oom_control (guest include/linux/oom.h).
+export const OOM_TOTALPAGES = 0
+export const OOM_CHOSEN = 8
+export const OOM_CHOSEN_POINTS = 16
+export const OOM_TOTAL_VM = 24
+export const OOM_ANON_RSS = 32
+export const OOM_FILE_RSS = 40
+export const OOM_PGTABLES = 48
+export const OOM_CONTROL_SIZE = 56
+export const OOM_ABORT = -1
 
 /** The local APIC timer's vector (the tick). */
 export const TIMER_VECTOR = 32

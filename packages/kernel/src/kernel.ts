@@ -11,6 +11,7 @@
 //   process/copy-process.ts, exec/execve.ts   fork and exec's host halves
 //   entry/common.ts    the syscall path (and syscalls.ts, its table)
 //   arch/traps.ts      exceptions and die notifiers; mm/fault.ts handle_mm_fault
+//   mm/oom-kill.ts     select_bad_process: whom the guest's OOM killer kills
 //   fs/file-io.ts      fdget/fput and the reads, writes, opens of the VFS
 //   trace/tracehook.ts where tracers hear of a task's life
 
@@ -56,6 +57,7 @@ import { CharDevice, RegularFile, Vfs } from './fs/vfs.js'
 import { type GuestImage, loadGuestImage } from './guest-image.js'
 import { registerHandleMmFault } from './mm/fault.js'
 import { Mm } from './mm/mm.js'
+import { registerOomKill } from './mm/oom-kill.js'
 import { PageCache } from './mm/page-cache.js'
 import { Printk } from './printk.js'
 import { registerCopyProcess } from './process/copy-process.js'
@@ -167,6 +169,7 @@ export class Kernel {
     registerCopyProcess(this)
     registerExecve(this)
     registerHandleMmFault(this)
+    registerOomKill(this)
     this.machine.registerHypercall(HC_CPU_ONLINE, (c) => {
       this.sched.rq[c.id].online = true
       ret(c, 0)

@@ -242,3 +242,38 @@ describe('futex and nanosleep sleep in the guest', () => {
     expect(sleptIn).toContain('pipe_read')
   })
 })
+
+describe('out of memory', () => {
+  it('oom_kill_process(oc, message): the chosen task in oc->chosen, "Out of memory", then SIGKILL through send_signal', () => {
+    const k = new Kernel({ image: guestImage(), memorySize: 48 * 1024 * 1024 })
+    k.vfs.writeFile(
+      '/bin/memhog',
+      new Uint8Array(readFileSync(new URL('../../kernel/fixtures/bin/memhog', import.meta.url))),
+      0o755,
+    )
+    k.boot()
+    const kp = new Kprobes(k)
+    const events: string[] = []
+    const oom: Kprobe = {
+      symbol_name: 'oom_kill_process',
+      pre_handler: (_p, regs) => {
+        // struct oom_control: chosen at +8; the task_struct's pid at +0.
+        const victim = kp.peek(regs.get('di') + 8)
+        events.push(`oom_kill_process ${kp.peek(victim, 4)} ${k.readKernelString(regs.get('si'))}`)
+        return 0
+      },
+    }
+    const sig: Kprobe = {
+      symbol_name: 'send_signal',
+      pre_handler: (_p, regs) => {
+        if (regs.get('di') === 9) events.push(`send_signal 9 ${kp.peek(regs.get('dx'), 4)}`)
+        return 0
+      },
+    }
+    expect(kp.register_kprobes([oom, sig])).toBe(0)
+    k.spawn('/bin/memhog', ['memhog', 'family', '0'])
+    expect(k.run(2_000_000_000).exit?.status).toBe(0)
+    // The child (pid 2), the larger process, is chosen and killed; the parent is not.
+    expect(events).toEqual(['oom_kill_process 2 Out of memory', 'send_signal 9 2'])
+  })
+})

@@ -1,4 +1,4 @@
-// probekit run [--cpus N] [--mount DIR] -- PROGRAM [ARGS...]: run a static
+// probekit run [--cpus N] [--memory SIZE] [--mount DIR] -- PROGRAM [ARGS...]: run a static
 // x86-64 Linux executable on the emulated machine under the probekit
 // kernel, with the host's stdio, and exit with the program's status.
 
@@ -10,12 +10,15 @@ import { readGuestImage } from '../guest-image.js'
 import { hostDirectory } from '../host-directory.js'
 import { describeWriteError, writeHost } from '../host-write.js'
 import type { CliIo } from '../io.js'
+import { parseSize } from '../parse-size.js'
 import { type ArmedProbes, armProbes, missedReturns, parseDefinitions } from '../probes.js'
 
 export interface RunOptions {
   cpus: string
   mount: string[]
   maxInstructions: string
+  /** The guest's memory, e.g. 256M (see parseSize). */
+  memory: string
   dmesg?: boolean
   /** Kernel probe definitions (kprobe_events syntax). */
   probe: string[]
@@ -43,6 +46,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   const cpus = positiveInt(options.cpus, '--cpus', NR_CPUS)
   const probeDefs = parseDefinitions(options.probe)
   const budget = positiveInt(options.maxInstructions, '--max-instructions', Number.MAX_SAFE_INTEGER)
+  const memorySize = parseSize(options.memory ?? '256M', '--memory', 16 * MIB, 2048 * MIB)
   if (options.trace && probeDefs.length === 0)
     throw new CliError(`--trace ${options.trace}: there are no probes (-p) to trace`)
   for (const dir of options.mount) {
@@ -68,6 +72,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   const kernel = new Kernel({
     image: readGuestImage(),
     cpus,
+    memorySize,
     // The guest's write gets what the host's did: -EPIPE (and so SIGPIPE), -ENOSPC, ...
     stdout: (d) => writeHost(1, d),
     stderr: (d) => writeHost(2, d),
@@ -141,6 +146,10 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   for (const [what, count] of kernel.unimplementedInstructions) {
     io.stderr.write(`${io.colors.yellow('probekit:')} ${what}: raised #UD (SIGILL) ${count} time(s)\n`)
   }
+  // The OOM killer's reports (the kernel log's, as dmesg shows them on Linux): why a process died of SIGKILL.
+  if (!options.dmesg)
+    for (const { text } of kernel.printk.lines)
+      if (text.startsWith('Out of memory')) io.stderr.write(`${io.colors.yellow('probekit:')} ${text}\n`)
   // Killed by SIGPIPE (its reader went away, as in `| head`): quiet, as a shell is.
   if (exit?.signal && exit.signal !== SIGPIPE)
     io.stderr.write(`${io.colors.yellow('probekit:')} ${program} was killed by ${signalName(exit.signal)}\n`)
@@ -159,3 +168,4 @@ function utf8(s: string): Uint8Array {
 }
 
 const SIGPIPE = 13
+const MIB = 1024 * 1024

@@ -116,6 +116,7 @@
 #define HC_HANDLE_MM_FAULT	0x11f	/* address, flags, regs -> 0 (page mapped) or VM_FAULT_SIGSEGV */
 #define HC_FIND_TASK		0x120	/* pid -> its live task_struct, or 0 */
 #define HC_SEND_SIGNAL		0x121	/* sig, struct kernel_siginfo *, task, type -> 0 */
+#define HC_OOM_SELECT		0x122	/* struct oom_control *: select_bad_process fills chosen (0: none, -1: abort) and the victim's sizes */
 #define FDPUT_FPUT		1	/* __fdget's low bit: fdput must fput */
 
 /* HC_EXCEPTION's 4th argument (r10) [ext] */
@@ -177,7 +178,19 @@
 #define FAULT_FLAG_WRITE	0x01
 #define FAULT_FLAG_USER		0x40
 #define FAULT_FLAG_INSTRUCTION	0x100
+#define VM_FAULT_OOM		0x0001
 #define VM_FAULT_SIGSEGV	0x0040
+
+/* ---- struct oom_control [ext: the fields select_bad_process and the report use] ---- */
+#define OOM_TOTALPAGES		0
+#define OOM_CHOSEN		8
+#define OOM_CHOSEN_POINTS	16
+#define OOM_TOTAL_VM		24	/* the victim's sizes, in kB, for the report */
+#define OOM_ANON_RSS		32
+#define OOM_FILE_RSS		40
+#define OOM_PGTABLES		48
+#define OOM_CONTROL_SIZE	56
+#define OOM_ABORT		-1	/* chosen: a victim is still on its way out */
 
 /* ---- Vectors ---------------------------------------------------------- */
 #define X86_TRAP_DE		0

@@ -7,25 +7,12 @@
  */
 #include <linux/errno.h>
 #include <linux/sched.h>
+#include <linux/signal.h>
 #include <linux/syscalls.h>
 #include <asm/hypercall.h>
 #include <asm/percpu.h>
 
-#define SI_USER		0
-#define SI_TKILL	-6
 #define _NSIG		64
-#define PIDTYPE_PID	0
-#define PIDTYPE_TGID	1
-
-/* struct kernel_siginfo's head, as Linux lays it out for kill: signo, errno, code, then pid and uid at 16. */
-struct kernel_siginfo {
-	int si_signo;
-	int si_errno;
-	int si_code;
-	int __pad;
-	int si_pid;
-	unsigned int si_uid;
-};
 
 static __always_inline bool valid_signal(unsigned long sig)
 {

@@ -6,9 +6,10 @@
 // #PF on a user address is paged in or left to the exception table; the
 // rest is an oops.
 
-import { type Cpu, formatLinear } from '@probekit/x86-emu'
+import { type Cpu, formatLinear, OutOfMemory } from '@probekit/x86-emu'
 import { HC_EXCEPTION, HC_NOTIFY_DIE, NOTIFY_DONE } from '../abi.js'
 import type { Kernel } from '../kernel.js'
+import type { Mm } from '../mm/mm.js'
 import {
   bit,
   FPE_INTDIV,
@@ -68,6 +69,16 @@ export class Traps {
     }
   }
 
+  /** Demand paging for a fault the guest passed on; no memory left is no page (the guest's OOM path runs from handle_mm_fault). */
+  private pageIn(mm: Mm, addr: number, errorCode: number): boolean {
+    try {
+      return mm.handleFault(addr, (errorCode & 2) !== 0, (errorCode & 16) !== 0)
+    } catch (e) {
+      if (e instanceof OutOfMemory) return false
+      throw e
+    }
+  }
+
   /**
    * An exception the guest passes on. First chance: a user-mode fault (demand
    * paging, copy-on-write, else a signal, delivered on the way back to user
@@ -99,7 +110,7 @@ export class Traps {
       return 1
     }
     if (trapnr === 14 && task.state !== 'idle') {
-      if (task.mm.handleFault(cr2, (errorCode & 2) !== 0, (errorCode & 16) !== 0)) {
+      if (this.pageIn(task.mm, cr2, errorCode)) {
         c.invlpg(cr2)
         return 1
       }

@@ -5,7 +5,7 @@
 // the guest reports to tracers (syscall_trace_enter/exit, when
 // _TIF_SYSCALL_TRACE is set) and runs resume_user_mode_work.
 
-import type { Cpu } from '@probekit/x86-emu'
+import { type Cpu, OutOfMemory } from '@probekit/x86-emu'
 import {
   _TIF_NOTIFY_RESUME,
   HC_NOTIFY_RESUME,
@@ -16,7 +16,7 @@ import {
   PT_REGS_SIZE,
 } from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
-import { E2BIG, EFAULT, ENOEXEC, ENOSYS } from '../errno.js'
+import { E2BIG, EFAULT, ENOEXEC, ENOMEM, ENOSYS } from '../errno.js'
 import { ElfError } from '../exec/elf.js'
 import type { Kernel } from '../kernel.js'
 import { BadAddress } from '../mm/user-memory.js'
@@ -77,6 +77,7 @@ export class SyscallEntry {
       if (e instanceof BadAddress) return -EFAULT
       if (e instanceof ElfError) return -ENOEXEC
       if (e instanceof RangeError) return -E2BIG
+      if (e instanceof OutOfMemory) return -ENOMEM
       throw e
     }
   }
@@ -108,6 +109,8 @@ export class SyscallEntry {
     } catch (e) {
       if (e instanceof BadAddress) return -EFAULT
       if (e instanceof ElfError) return -ENOEXEC
+      // A host allocation for the call found no memory (a page of a copy to user memory, a fork's tables).
+      if (e instanceof OutOfMemory) return -ENOMEM
       throw e
     }
     if (typeof r === 'number') {

@@ -34,10 +34,17 @@ export function execTask(ctx: SyscallContext, path: string): number {
   const argv = readStringArray(ctx, frame.get('si'))
   const envp = readStringArray(ctx, frame.get('dx'))
   const mm = kernel.newMm()
-  const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, cpu, {
-    pageCache: kernel.pageCache,
-    file: node,
-  })
+  let prog: ReturnType<typeof loadExecutable>
+  try {
+    prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, cpu, {
+      pageCache: kernel.pageCache,
+      file: node,
+    })
+  } catch (e) {
+    // Not loadable, or out of memory: the old program goes on, the new image's pages go back.
+    mm.release()
+    throw e
+  }
   // exec_mm_release: robust futexes are released and the rseq registration dropped with the old image.
   exitRobustList(kernel, task)
   task.rseq = null

@@ -1,8 +1,16 @@
 // handle_mm_fault's host half (mm/memory.c): the guest's page-fault path
 // (exc_page_fault -> do_user_addr_fault -> handle_mm_fault) asks for the
-// page here - demand paging and copy-on-write in current's address space.
+// page here - demand paging and copy-on-write in current's address space,
+// or VM_FAULT_OOM when no memory is left (mm/oom-kill.ts).
 
-import { FAULT_FLAG_INSTRUCTION, FAULT_FLAG_WRITE, HC_HANDLE_MM_FAULT, VM_FAULT_SIGSEGV } from '../abi.js'
+import { OutOfMemory } from '@probekit/x86-emu'
+import {
+  FAULT_FLAG_INSTRUCTION,
+  FAULT_FLAG_WRITE,
+  HC_HANDLE_MM_FAULT,
+  VM_FAULT_OOM,
+  VM_FAULT_SIGSEGV,
+} from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
 import type { Kernel } from '../kernel.js'
 
@@ -11,9 +19,16 @@ export function registerHandleMmFault(kernel: Kernel): void {
     const task = kernel.current(c)
     const address = arg(c, 0)
     const flags = arg(c, 1)
-    const ok =
-      task.state !== 'idle' &&
-      task.mm.handleFault(address, (flags & FAULT_FLAG_WRITE) !== 0, (flags & FAULT_FLAG_INSTRUCTION) !== 0)
+    let ok: boolean
+    try {
+      ok =
+        task.state !== 'idle' &&
+        task.mm.handleFault(address, (flags & FAULT_FLAG_WRITE) !== 0, (flags & FAULT_FLAG_INSTRUCTION) !== 0)
+    } catch (e) {
+      // No frame left for the page: the guest's OOM killer decides who goes.
+      if (e instanceof OutOfMemory) return ret(c, VM_FAULT_OOM)
+      throw e
+    }
     if (ok) c.invlpg(address)
     ret(c, ok ? 0 : VM_FAULT_SIGSEGV)
   })

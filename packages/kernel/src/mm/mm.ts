@@ -186,14 +186,38 @@ export class Mm {
     child.brk = this.brk
     child.mmapBase = this.mmapBase
     child.dumpable = this.dumpable
-    this.space.forEachMapping((va, m) => {
-      const vma = this.findVma(va)
-      const shared = vma?.shared === true
-      if (!shared && m.flags.writable) this.space.map(va, m.frame, { ...m.flags, writable: false })
-      this.frames.get(m.frame)
-      child.space.map(va, m.frame, { ...m.flags, writable: shared ? m.flags.writable : false })
-    })
+    try {
+      this.space.forEachMapping((va, m) => {
+        const vma = this.findVma(va)
+        const shared = vma?.shared === true
+        // The child's page tables first: if memory runs out there, no reference was taken for it.
+        child.space.map(va, m.frame, { ...m.flags, writable: shared ? m.flags.writable : false })
+        this.frames.get(m.frame)
+        if (!shared && m.flags.writable) this.space.map(va, m.frame, { ...m.flags, writable: false })
+      })
+    } catch (e) {
+      // Out of memory half way (dup_mmap's failure): what the child got goes back.
+      child.release()
+      throw e
+    }
     return child
+  }
+
+  /** What the OOM killer weighs and reports: sizes in pages (get_mm_rss, mm_pgtables_bytes). */
+  usage(): { totalVm: number; anonRss: number; fileRss: number; pgtables: number } {
+    let anonRss = 0
+    let fileRss = 0
+    const tables = new Set<number>()
+    this.space.forEachMapping((va, m) => {
+      if (this.findVma(va)?.kind === 'file') fileRss++
+      else anonRss++
+      tables.add(Math.floor(m.ptePhys / PAGE))
+    })
+    let totalVm = 0
+    for (const v of this.vmas) totalVm += (v.end - v.start) / PAGE
+    // The leaf tables seen, the root, and roughly one directory level above each.
+    const pgtables = tables.size > 0 ? tables.size + 2 + Math.ceil(tables.size / 512) : 1
+    return { totalVm, anonRss, fileRss, pgtables }
   }
 
   /** Free everything (exit or exec). */

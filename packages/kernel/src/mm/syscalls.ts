@@ -1,9 +1,10 @@
 // The host's system calls for memory: brk, mmap, munmap, mprotect, mremap
 // (mm/), registered into the kernel's syscall table by syscalls.ts.
 
-import { EINVAL } from '../errno.js'
+import { EINVAL, ENOMEM } from '../errno.js'
 import { fileOf } from '../fs/files.js'
 import { RegularFile } from '../fs/vfs.js'
+import type { Kernel } from '../kernel.js'
 import type { SyscallDef } from '../syscalls.js'
 import { sysMadvise } from './madvise.js'
 import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
@@ -12,14 +13,25 @@ const MAP_SHARED = 1
 const MAP_FIXED = 0x10
 const MAP_ANONYMOUS = 0x20
 
+/**
+ * __vm_enough_memory under the default overcommit policy (OVERCOMMIT_GUESS):
+ * a private writable mapping (memory it may really use) larger than all
+ * of RAM (there is no swap) is refused; anything smaller is granted, and
+ * running short later is the OOM killer's business.
+ */
+function vmEnoughMemory(kernel: Kernel, bytes: number): boolean {
+  return bytes / PAGE <= kernel.machine.memory.frameCount
+}
+
 export function registerMmSyscalls(def: SyscallDef): void {
-  def(12, 'brk', ({ task }, addr) => {
+  def(12, 'brk', ({ kernel, task }, addr) => {
     const mm = task.mm
     if (addr === 0 || addr < mm.brkStart) return mm.brk
     const newEnd = pageUp(addr)
     const oldEnd = pageUp(mm.brk)
     if (newEnd > oldEnd) {
       if (mm.vmas.some((v) => v.start < newEnd && v.end > oldEnd)) return mm.brk
+      if (!vmEnoughMemory(kernel, newEnd - oldEnd)) return mm.brk
       mm.addVma({
         start: oldEnd,
         end: newEnd,
@@ -37,6 +49,9 @@ export function registerMmSyscalls(def: SyscallDef): void {
     const mm = ctx.task.mm
     if (len <= 0 || addr % PAGE !== 0) return -EINVAL
     const size = pageUp(len)
+    // VM_ACCOUNT: private writable memory (anonymous or a private file copy) counts against RAM.
+    if ((prot & PROT_WRITE) !== 0 && (flags & MAP_SHARED) === 0 && !vmEnoughMemory(ctx.kernel, size))
+      return -ENOMEM
     const start = (flags & MAP_FIXED) !== 0 ? addr : mm.findFree(size, addr)
     const kind = (flags & MAP_ANONYMOUS) !== 0 ? 'anon' : 'file'
     mm.addVma({ start, end: start + size, prot, kind, name: '', shared: (flags & MAP_SHARED) !== 0 })
@@ -60,7 +75,7 @@ export function registerMmSyscalls(def: SyscallDef): void {
     return 0
   })
   def(28, 'madvise', sysMadvise)
-  def(25, 'mremap', ({ task, cpu }, oldAddr, oldSize, newSize, flags, newAddr) => {
+  def(25, 'mremap', ({ kernel, task, cpu }, oldAddr, oldSize, newSize, flags, newAddr) => {
     const MAYMOVE = 1
     const FIXED = 2
     const mm = task.mm
@@ -69,6 +84,13 @@ export function registerMmSyscalls(def: SyscallDef): void {
     const newLen = pageUp(newSize)
     const vma = mm.findVma(oldAddr)
     if (!vma || oldAddr + oldLen > vma.end) return -14 // EFAULT
+    if (
+      newLen > oldLen &&
+      (vma.prot & PROT_WRITE) !== 0 &&
+      !vma.shared &&
+      !vmEnoughMemory(kernel, newLen - oldLen)
+    )
+      return -ENOMEM
     if ((flags & FIXED) === 0) {
       if (newLen <= oldLen) {
         mm.unmapRange(oldAddr + newLen, oldAddr + oldLen)

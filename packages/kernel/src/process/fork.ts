@@ -55,15 +55,26 @@ export function forkTask(
   child.sid = parent.sid
   child.rlimits = thread ? parent.rlimits : parent.rlimits.map((r) => ({ ...r }))
   child.state = 'new'
-  kernel.attachGuestTask(child)
-  frame.save(child.regs)
-  child.setReg('ax', 0)
-  if (stack) child.setReg('sp', stack)
-  child.fsBase = (flags & CLONE_SETTLS) !== 0 ? tls : ctx.cpu.fsBase
-  child.gsBase = ctx.cpu.kernelGsBase
-  if ((flags & CLONE_PARENT_SETTID) !== 0 && parentTid) writeUserU32(parent.mm, parentTid, pid)
-  if ((flags & CLONE_CHILD_SETTID) !== 0 && childTid) writeUserU32(mm, childTid, pid)
-  if ((flags & CLONE_CHILD_CLEARTID) !== 0) child.clearChildTid = childTid
+  try {
+    kernel.attachGuestTask(child)
+    frame.save(child.regs)
+    child.setReg('ax', 0)
+    if (stack) child.setReg('sp', stack)
+    child.fsBase = (flags & CLONE_SETTLS) !== 0 ? tls : ctx.cpu.fsBase
+    child.gsBase = ctx.cpu.kernelGsBase
+    if ((flags & CLONE_PARENT_SETTID) !== 0 && parentTid) writeUserU32(parent.mm, parentTid, pid)
+    if ((flags & CLONE_CHILD_SETTID) !== 0 && childTid) writeUserU32(mm, childTid, pid)
+    if ((flags & CLONE_CHILD_CLEARTID) !== 0) child.clearChildTid = childTid
+  } catch (e) {
+    // Out of memory for its stack or tables, or a bad tid pointer: what the child holds goes back.
+    if (child.stackPhys >= 0) {
+      kernel.guestTasks.freeStack(child)
+      kernel.guestTasks.forget(child)
+    }
+    mm.release()
+    files.release()
+    throw e
+  }
   child.lastRan = ctx.cpu.instructions
   realParent?.children.push(child)
   kernel.tasks.set(pid, child)

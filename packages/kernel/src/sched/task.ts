@@ -57,6 +57,8 @@ export class Task {
   vforkDone = false
   /** A signal whose default action kills it, delivered when it next reaches a CPU. */
   pendingKill = 0
+  /** Chosen by the OOM killer (tsk_is_oom_victim): until it is gone, no other victim is chosen. */
+  oomVictim = false
   /** Working directory (set at creation: the file system root) and file mode creation mask. */
   cwd!: Directory
   umask = 0o022

@@ -8,6 +8,7 @@
 #include <linux/kdebug.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
+#include <linux/oom.h>
 #include <asm/percpu.h>
 #include <asm/hypercall.h>
 #include <asm/special_insns.h>
@@ -31,8 +32,9 @@ NOKPROBE_SYMBOL(no_context);
 
 /*
  * Leaf: the memory manager (mm/memory.c). The address spaces are the
- * host's: it maps the page (demand paging, copy-on-write) and answers 0, or
- * VM_FAULT_SIGSEGV when no mapping allows the access. vma is NULL here (the
+ * host's: it maps the page (demand paging, copy-on-write) and answers 0,
+ * VM_FAULT_SIGSEGV when no mapping allows the access, or VM_FAULT_OOM when
+ * no memory is left for the page. vma is NULL here (the
  * VMAs are the host's); address is $arg2, as tools read it.
  */
 noinline unsigned int handle_mm_fault(void *vma, unsigned long address, unsigned int flags,
@@ -46,11 +48,13 @@ noinline unsigned int handle_mm_fault(void *vma, unsigned long address, unsigned
  * A fault on a user address, from user mode or from the kernel touching user
  * memory (copy_from_user and friends): the mm resolves it, or else user
  * mode gets SIGSEGV (the host's bad_area) and kernel mode the exception
- * table's -EFAULT.
+ * table's -EFAULT. Out of memory (mm_fault_error): kernel mode gets the
+ * exception table too; user mode calls the OOM killer and takes the fault
+ * again (a victim dies at its return to user mode).
  */
 noinline void do_user_addr_fault(struct pt_regs *regs, unsigned long error_code, unsigned long address)
 {
-	unsigned int flags = 0;
+	unsigned int flags = 0, fault;
 
 	if (error_code & X86_PF_WRITE)
 		flags |= FAULT_FLAG_WRITE;
@@ -58,9 +62,14 @@ noinline void do_user_addr_fault(struct pt_regs *regs, unsigned long error_code,
 		flags |= FAULT_FLAG_USER;
 	if (error_code & X86_PF_INSTR)
 		flags |= FAULT_FLAG_INSTRUCTION;
-	if (!(handle_mm_fault(NULL, address, flags, regs) & VM_FAULT_SIGSEGV))
+	fault = handle_mm_fault(NULL, address, flags, regs);
+	if (!(fault & (VM_FAULT_SIGSEGV | VM_FAULT_OOM)))
 		return;
-	if (user_mode(regs)) {
+	if ((fault & VM_FAULT_OOM) && user_mode(regs)) {
+		pagefault_out_of_memory();
+		return;
+	}
+	if ((fault & VM_FAULT_SIGSEGV) && user_mode(regs)) {
 		host_exception(regs, X86_TRAP_PF, (long)error_code, EXC_FIRST_CHANCE, address);
 		return;
 	}
