@@ -81,7 +81,17 @@ export function loadExecutable(
     const start = pageDown(ph.vaddr + bias)
     const end = pageUp(ph.vaddr + bias + ph.memsz)
     const prot = PROT_READ | (ph.flags & PF_W ? PROT_WRITE : 0) | (ph.flags & PF_X ? PROT_EXEC : 0)
-    mm.addVma({ start, end, prot, kind: 'file', name: args.filename, shared: false })
+    const pgoff = ph.offset - (ph.vaddr + bias - start)
+    mm.addVma({
+      start,
+      end,
+      prot,
+      kind: 'file',
+      name: args.filename,
+      shared: false,
+      pgoff,
+      ...(cache ? { file: cache.file } : {}),
+    })
     const pageAligned = (ph.vaddr - ph.offset) % PAGE === 0
     if (cache && (ph.flags & PF_W) === 0 && pageAligned && ph.memsz === ph.filesz) {
       // Shared text: map the page-cache frames read-only (copy-on-write if ever written).

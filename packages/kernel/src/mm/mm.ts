@@ -3,6 +3,7 @@
 
 import { AddressSpace, type FrameAllocator, type PhysicalMemory } from '@probekit/x86-emu'
 import { TASK_SIZE } from '../abi.js'
+import type { RegularFile } from '../fs/vfs.js'
 
 export const PAGE = 4096
 export const PROT_READ = 1
@@ -18,6 +19,10 @@ export interface Vma {
   name: string
   /** Shared mappings (MAP_SHARED) are not copied on fork. */
   shared: boolean
+  /** A file mapping's file (vm_file), for /proc/PID/maps and the page cache. */
+  file?: RegularFile
+  /** The byte offset in the file that vma.start maps (vm_pgoff * PAGE_SIZE). */
+  pgoff?: number
 }
 
 export const pageDown = (a: number) => Math.floor(a / PAGE) * PAGE

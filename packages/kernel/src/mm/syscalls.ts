@@ -54,13 +54,25 @@ export function registerMmSyscalls(def: SyscallDef): void {
       return -ENOMEM
     const start = (flags & MAP_FIXED) !== 0 ? addr : mm.findFree(size, addr)
     const kind = (flags & MAP_ANONYMOUS) !== 0 ? 'anon' : 'file'
-    mm.addVma({ start, end: start + size, prot, kind, name: '', shared: (flags & MAP_SHARED) !== 0 })
+    let file: RegularFile | undefined
+    let name = ''
     if ((flags & MAP_ANONYMOUS) === 0) {
       const f = fileOf(ctx.task, fd)
       if (typeof f === 'number') return f
       if (!(f.inode instanceof RegularFile)) return -19
-      mm.write(start, f.inode.readAt(off, len))
+      file = f.inode
+      name = f.path
     }
+    mm.addVma({
+      start,
+      end: start + size,
+      prot,
+      kind,
+      name,
+      shared: (flags & MAP_SHARED) !== 0,
+      ...(file ? { file, pgoff: off } : {}),
+    })
+    if (file) mm.write(start, file.readAt(off, len))
     return start
   })
   def(11, 'munmap', ({ task }, addr, len) => {
