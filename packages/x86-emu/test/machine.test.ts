@@ -207,6 +207,26 @@ describe('traps', () => {
     expect(r.readQword(KSTACK_TOP - 16)).toBe(BigInt(USER_STACK_TOP))
   })
 
+  it('a taken branch to the next page goes there even when the fall-through would cross into a page that is not present', () => {
+    for (const jitThreshold of [Number.POSITIVE_INFINITY, 1]) {
+      const r = new Rig({ jitThreshold })
+      const end = USER_CODE + 4096
+      // xor eax, eax (ZF=1); jz +0x10 (to the next page); lea rdi, [rip+0] (7 bytes: crosses into it).
+      // The next page is not present: the fault must be the branch target's, not the fall-through's.
+      // biome-ignore format: one instruction per line
+      r.load(end - 8, [
+        0x31, 0xc0,
+        0x74, 0x10,
+        0x48, 0x8d, 0x3d,
+        0x00,
+      ], { user: true })
+      r.enterUser(0, end - 8)
+      const { events } = runCollect(r)
+      expect(events[0]).toMatchObject({ vector: Vector.PF, address: end + 0x0c })
+      expect(r.cpu.rip).toBe(end + 0x0c)
+    }
+  })
+
   it('a timer interrupt lands on the instruction it falls due on, however the code splits into blocks', () => {
     const takenAt = (jitThreshold: number) => {
       const r = new Rig({ timer: { period: 1000, vector: 32 }, jitThreshold })

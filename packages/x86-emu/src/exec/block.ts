@@ -142,6 +142,12 @@ export function buildBlock(c: Cpu, rip: number): Block {
     }
     if (frames.length > 1) break
   }
+  // Cut short right after a branch it went on past (the fall-through's fetch faulted, or does not
+  // decode): that branch ends the block, so where it goes is what it set, not the fall-through.
+  if (!lastBranch && exits !== null && exits[ops.length - 1] === 1) {
+    exits[ops.length - 1] = 0
+    lastBranch = true
+  }
   ips.push(addr)
   return {
     virt: rip,
