@@ -1,6 +1,10 @@
-// A read-only host directory for the guest's file system (probekit run --mount).
+// A host directory tree for the guest's file system: the host's root by
+// default, or a --mount. Entries are lstat'ed (a symlink is shown as one,
+// resolved inside the guest's view), and only regular files, directories
+// and symlinks are shown: host devices, sockets and FIFOs are not the
+// guest's (its /dev is the kernel's).
 
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import type { HostDirectory } from '@probekit/kernel'
 
@@ -16,8 +20,12 @@ export function hostDirectory(root: string): HostDirectory {
     },
     stat(p) {
       try {
-        const s = statSync(full(p))
-        return s.isDirectory() ? { type: 'dir', size: 0 } : s.isFile() ? { type: 'file', size: s.size } : null
+        const s = lstatSync(full(p))
+        const common = { size: s.size, perm: s.mode & 0o7777, mtime: Math.floor(s.mtimeMs / 1000) }
+        if (s.isDirectory()) return { type: 'dir', ...common }
+        if (s.isFile()) return { type: 'file', ...common }
+        if (s.isSymbolicLink()) return { type: 'symlink', ...common, target: readlinkSync(full(p)) }
+        return null
       } catch {
         return null
       }

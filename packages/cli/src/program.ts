@@ -53,15 +53,21 @@ function createProgram(io: CliIo): Command {
 
   program
     .command('run')
-    .description('run a static x86-64 Linux executable under the probekit kernel')
-    .argument('<program>', 'the executable (static, x86-64 ELF)')
+    .description(
+      'run an x86-64 Linux program (static or dynamically linked, or a #! script) under the probekit kernel',
+    )
+    .argument('<program>', 'the program (an x86-64 ELF executable or a #! script)')
     .argument('[args...]', 'its arguments (put -- before them when they start with -)')
     .option('-c, --cpus <n>', 'number of virtual CPUs, 1 to 16', '1')
     .option(
       '-m, --mount <dir>',
-      'make a host directory visible (read-only) at the same path; repeatable',
+      'HOST[:GUEST]: show a host directory read-only at GUEST (default: the same path); repeatable',
       collect,
       [],
+    )
+    .option(
+      '--isolated',
+      "the guest sees an empty root and its --mounts only, not the host's files (which it otherwise sees, its writes kept in memory)",
     )
     .option(
       '--max-instructions <n>',

@@ -30,9 +30,9 @@ function oneLineError(r: ReturnType<typeof run>, message: RegExp) {
 describe('probekit run: files it cannot run', () => {
   it('a missing file', () => oneLineError(run(join(dir, 'nope')), /no such file/))
 
-  it('a text file', () => {
-    const f = join(dir, 'script.sh')
-    writeFileSync(f, '#!/bin/sh\necho hello\n'.repeat(8))
+  it('a text file that is not a #! script', () => {
+    const f = join(dir, 'notes.txt')
+    writeFileSync(f, 'echo hello\n'.repeat(8))
     oneLineError(run(f), /not an ELF file/)
   })
 
@@ -44,9 +44,15 @@ describe('probekit run: files it cannot run', () => {
     oneLineError(run(f), /32-bit/)
   })
 
-  it.runIf(existsSync('/usr/bin/true'))('a dynamically linked executable', () => {
-    oneLineError(run('/usr/bin/true'), /dynamically linked/)
-  })
+  it.runIf(existsSync('/usr/bin/true'))(
+    'a dynamically linked executable under --isolated: its interpreter is missing, and the message says how to give it one',
+    () => {
+      oneLineError(
+        run('--isolated', '/usr/bin/true'),
+        /\/usr\/bin\/true: cannot run it: interpreter \/lib64\/ld-linux-x86-64.so.2: No such file or directory \(with --isolated/,
+      )
+    },
+  )
 
   it('a directory', () => oneLineError(run(dir), /is a directory/))
 

@@ -2,7 +2,7 @@
 // host directory readable (read-only) inside the guest.
 
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -78,10 +78,12 @@ describe('probekit run: stdio and mounts', () => {
 
   it('hostDirectory lists, stats and reads a host tree, and nothing else', () => {
     const root = mkdtempSync(join(tmpdir(), 'probekit-mount-'))
-    writeFileSync(join(root, 'a.txt'), 'alpha')
+    writeFileSync(join(root, 'a.txt'), 'alpha', { mode: 0o644 })
     const h = hostDirectory(root)
     expect(h.list('')).toEqual(['a.txt'])
-    expect(h.stat('a.txt')).toEqual({ type: 'file', size: 5 })
+    expect(h.stat('a.txt')).toMatchObject({ type: 'file', size: 5, perm: 0o644 })
+    symlinkSync('a.txt', join(root, 'link'))
+    expect(h.stat('link')).toMatchObject({ type: 'symlink', target: 'a.txt' })
     expect(new TextDecoder().decode(h.read('a.txt')!)).toBe('alpha')
     expect(h.stat('missing')).toBeNull()
   })

@@ -3,6 +3,7 @@
 
 export * from './abi.js'
 export * from './errno.js'
+export * from './errno-names.js'
 export * from './exec/elf.js'
 export * from './exec/exec-loader.js'
 export * from './fs/files.js'

@@ -46,14 +46,16 @@ import {
 import { hcArg as arg, hcRet as ret } from './arch/hypercall.js'
 import { Traps } from './arch/traps.js'
 import { SyscallEntry } from './entry/common.js'
-import { ENOENT } from './errno.js'
-import { loadExecutable } from './exec/exec-loader.js'
+import { ENOENT, ENOTDIR } from './errno.js'
+import { errnoMessage } from './errno-names.js'
+import { openExec, resolveBinary } from './exec/binfmt.js'
+import { ExecError, loadExecutable } from './exec/exec-loader.js'
 import { registerExecve } from './exec/execve.js'
 import { makeDevFd } from './fs/dev-fd.js'
 import { FileIo } from './fs/file-io.js'
 import { FdTable, O_RDWR, OpenFile } from './fs/files.js'
 import { GuestFiles } from './fs/guest-file.js'
-import { CharDevice, RegularFile, Vfs } from './fs/vfs.js'
+import { CharDevice, Directory, RegularFile, Vfs } from './fs/vfs.js'
 import { type GuestImage, loadGuestImage } from './guest-image.js'
 import { registerHandleMmFault } from './mm/fault.js'
 import { Mm } from './mm/mm.js'
@@ -279,11 +281,24 @@ export class Kernel {
     this.vfs.writeFile('/etc/group', utf8Encode('root:x:0:\nnogroup:x:65534:\n'), 0o644)
   }
 
-  /** Make a process from an executable in the file system; it becomes init (pid 1) if it is the first. */
-  spawn(path: string, argv: readonly string[], envp: readonly string[] = []): Task {
-    const node = this.vfs.lookup(path)
-    if (typeof node === 'number' || !(node instanceof RegularFile)) throw new Error(`${path}: no such file`)
-    const mm = new Mm(this.machine.memory, this.machine.frames, this.image.kernelSpace)
+  /**
+   * Make a process from an executable in the file system (a static or
+   * dynamically linked ELF, or a #! script), as init's execve would; it
+   * becomes init (pid 1) if it is the first. cwd: its working directory
+   * (default /). Throws ExecError (with the errno execve would return) or
+   * ElfError when it cannot run.
+   */
+  spawn(
+    path: string,
+    argv: readonly string[],
+    envp: readonly string[] = [],
+    options: { cwd?: string } = {},
+  ): Task {
+    const cwd = this.vfs.lookup(options.cwd ?? '/')
+    if (!(cwd instanceof Directory)) throw new ExecError(ENOTDIR, `${options.cwd}: not a directory`)
+    const bin = resolveBinary(this.vfs, path, argv, cwd)
+    if (typeof bin === 'number') throw new ExecError(-bin, `${path}: ${errnoMessage(-bin)}`)
+    const mm = this.newMm()
     const files = new FdTable()
     const consoleIn = this.vfs.lookup('/dev/console')
     const consoleErr = this.vfs.lookup('/dev/stderr-console')
@@ -291,17 +306,22 @@ export class Kernel {
     files.install(new OpenFile(consoleIn, O_RDWR, '/dev/console'))
     files.install(new OpenFile(consoleIn, O_RDWR, '/dev/console'))
     files.install(new OpenFile(consoleErr, O_RDWR, '/dev/stderr-console'))
+    let prog: ReturnType<typeof loadExecutable>
+    try {
+      prog = loadExecutable(mm, bin, { filename: path, argv: bin.argv, envp }, this.machine.cpus[0], (p) =>
+        openExec(this.vfs, p, cwd),
+      )
+    } catch (e) {
+      mm.release()
+      throw e
+    }
     const pid = this.nextPid++
     const task = new Task(pid, pid, null, basename(path), mm, files)
     this.attachGuestTask(task)
-    task.cwd = this.vfs.root
+    task.cwd = cwd
     task.pgid = pid // the first process leads its own session and process group, like init
     task.sid = pid
     task.rlimits = defaultRlimits(this.machine.memory.size)
-    const prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, this.machine.cpus[0], {
-      pageCache: this.pageCache,
-      file: node,
-    })
     task.setReg('ip', prog.entry)
     task.setReg('sp', prog.sp)
     task.setReg('cs', 0x33)
@@ -431,8 +451,12 @@ export class Kernel {
     if (t.guestTask) this.guestTasks.updateComm(t)
   }
 
+  /** A fresh address space whose file mappings come from the page cache. */
   newMm(): Mm {
-    return new Mm(this.machine.memory, this.machine.frames, this.image.kernelSpace)
+    const mm = new Mm(this.machine.memory, this.machine.frames, this.image.kernelSpace)
+    mm.pageCache = this.pageCache
+    mm.tlbShootdown = (va) => this.machine.flushTlb(va)
+    return mm
   }
 
   /** Read a file's bytes from the VFS (for exec). */

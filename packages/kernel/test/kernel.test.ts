@@ -60,9 +60,8 @@ describe('kernel', () => {
     k.boot()
     // Patch the program's entry with int3 once loaded: the notifier runs, then the default action kills it with SIGTRAP.
     const task = k.spawn('/bin/hello', ['hello'])
-    const entry = task.getReg('ip')
-    const m = task.mm.space.lookup(Math.floor(entry / 4096) * 4096)!
-    k.machine.memory.write8(m.frame * 4096 + (entry % 4096), 0xcc)
+    // As ptrace's POKETEXT would: the page becomes the process's own copy (the page cache keeps the original).
+    task.mm.write(task.getReg('ip'), Uint8Array.of(0xcc))
     const { exit } = k.run(10_000_000)
     expect(seen).toEqual([2, 3]) // DIE_INT3, X86_TRAP_BP
     expect(exit?.signal).toBe(5)

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { AddressSpace, Machine } from '@probekit/x86-emu'
 import { describe, expect, it } from 'vitest'
-import { checkExecutable, ElfError, loadExecutable, Mm, STACK_TOP } from '../src/index.js'
+import { checkExecutable, ElfError, interpreterOf, loadExecutable, Mm, STACK_TOP } from '../src/index.js'
 import { copyFromUser, readUserU64, strncpyFromUser } from '../src/mm/user-memory.js'
 
 const fixture = (name: string) =>
@@ -40,7 +40,7 @@ describe('checkExecutable', () => {
     expect(() => checkExecutable(bytes)).toThrow(message)
   })
 
-  it('rejects a dynamically linked executable', () => {
+  it('accepts a dynamically linked executable and names its interpreter (PT_INTERP)', () => {
     let bin: Uint8Array | null = null
     for (const p of ['/usr/bin/true', '/bin/true']) {
       try {
@@ -49,7 +49,8 @@ describe('checkExecutable', () => {
       } catch {}
     }
     if (!bin) return
-    expect(() => checkExecutable(bin!)).toThrow(/dynamically linked/)
+    expect(interpreterOf(checkExecutable(bin), bin)).toBe('/lib64/ld-linux-x86-64.so.2')
+    expect(interpreterOf(checkExecutable(fixture('intmix-native')), fixture('intmix-native'))).toBeNull()
   })
 
   it('accepts a static executable', () => {
@@ -64,7 +65,7 @@ describe('loadExecutable', () => {
     const mm = new Mm(m.memory, m.frames, kernel)
     const prog = loadExecutable(
       mm,
-      fixture('intmix-native'),
+      { bytes: fixture('intmix-native') },
       { filename: '/bin/intmix', argv: ['intmix', '3'], envp: ['A=1', 'B=2'] },
       m.cpus[0],
     )

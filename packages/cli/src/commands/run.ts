@@ -1,10 +1,19 @@
-// probekit run [--cpus N] [--memory SIZE] [--mount DIR] -- PROGRAM [ARGS...]: run a static
-// x86-64 Linux executable on the emulated machine under the probekit
+// probekit run [--cpus N] [--memory SIZE] [--isolated] [--mount HOST[:GUEST]] -- PROGRAM [ARGS...]:
+// run an x86-64 Linux executable (static or dynamically linked, or a #! script) on the emulated machine under the probekit
 // kernel, with the host's stdio, and exit with the program's status.
 
 import { openSync, readFileSync, readSync, statSync } from 'node:fs'
 import { posix, resolve } from 'node:path'
-import { checkExecutable, ElfError, Kernel, signalName, syscallName } from '@probekit/kernel'
+import {
+  checkExecutable,
+  Directory,
+  ElfError,
+  ExecError,
+  Kernel,
+  RegularFile,
+  signalName,
+  syscallName,
+} from '@probekit/kernel'
 import { CliError } from '../cli-error.js'
 import { readGuestImage } from '../guest-image.js'
 import { hostDirectory } from '../host-directory.js'
@@ -15,7 +24,10 @@ import { type ArmedProbes, armProbes, missedReturns, parseDefinitions } from '..
 
 export interface RunOptions {
   cpus: string
+  /** HOST[:GUEST] directories shown read-only. */
   mount: string[]
+  /** See only an empty root and the --mounts, not the host's files. */
+  isolated?: boolean
   maxInstructions: string
   /** The guest's memory, e.g. 256M (see parseSize). */
   memory: string
@@ -37,6 +49,14 @@ function positiveInt(text: string, what: string, max: number): number {
 /** The guest kernel's NR_CPUS. */
 const NR_CPUS = 16
 
+/** --mount HOST[:GUEST]: a host directory, shown read-only at GUEST (default: the same path). */
+function parseMount(spec: string): { host: string; guest: string; spec: string } {
+  const i = spec.indexOf(':')
+  const host = resolve(i < 0 ? spec : spec.slice(0, i))
+  const guest = i < 0 ? host : posix.resolve('/', spec.slice(i + 1))
+  return { host, guest, spec }
+}
+
 /** Where the program lives in the guest: its host path, resolved from the guest's root (cwd "/"), so argv[0] finds it again. */
 function guestPath(program: string): string {
   return posix.resolve('/', program)
@@ -49,10 +69,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   const memorySize = parseSize(options.memory ?? '256M', '--memory', 16 * MIB, 2048 * MIB)
   if (options.trace && probeDefs.length === 0)
     throw new CliError(`--trace ${options.trace}: there are no probes (-p) to trace`)
-  for (const dir of options.mount) {
-    const isDir = statSync(resolve(dir), { throwIfNoEntry: false })?.isDirectory()
+  const mounts = options.mount.map(parseMount)
+  for (const { host, spec } of mounts) {
+    const isDir = statSync(host, { throwIfNoEntry: false })?.isDirectory()
     if (isDir !== true)
-      throw new CliError(`--mount ${dir}: ${isDir === false ? 'not a directory' : 'no such directory'}`)
+      throw new CliError(`--mount ${spec}: ${isDir === false ? 'not a directory' : 'no such directory'}`)
   }
   let bytes: Uint8Array
   try {
@@ -63,11 +84,15 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       `${program}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : 'cannot read it'}`,
     )
   }
-  try {
-    checkExecutable(bytes)
-  } catch (e) {
-    if (e instanceof ElfError) throw new CliError(`${program}: ${e.message}`)
-    throw e
+  // A #! script is run by its interpreter (binfmt_script); anything else must be an x86-64 ELF executable.
+  const script = bytes[0] === 0x23 && bytes[1] === 0x21
+  if (!script) {
+    try {
+      checkExecutable(bytes)
+    } catch (e) {
+      if (e instanceof ElfError) throw new CliError(`${program}: ${e.message}`)
+      throw e
+    }
   }
   const kernel = new Kernel({
     image: readGuestImage(),
@@ -96,9 +121,26 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       }
     },
   })
-  for (const dir of options.mount) kernel.vfs.mountHost(resolve(dir), hostDirectory(resolve(dir)))
-  const path = guestPath(program)
-  kernel.vfs.writeFile(path, bytes)
+  // Like qemu-user: the host's files as they are (reads) under an in-memory layer (writes never reach
+  // the host), the program at its own path, the working directory the same. The kernel's /dev and the
+  // guest's own /proc and /sys (none) replace the host's.
+  let path = resolve(program)
+  let cwd = process.cwd()
+  if (options.isolated) {
+    path = guestPath(program)
+    cwd = '/'
+    kernel.vfs.writeFile(path, bytes)
+  } else {
+    // The host's user and group databases replace the kernel's minimal ones (root and nobody).
+    const etc = kernel.vfs.lookup('/etc')
+    if (etc instanceof Directory) for (const name of ['passwd', 'group']) etc.children.delete(name)
+    kernel.vfs.mountHost('/', hostDirectory('/'), { readOnly: false, hide: ['/dev', '/proc', '/sys'] })
+    // The program named on the command line runs even without an execute bit (as under qemu-user);
+    // inside the guest, execve wants one, as Linux does.
+    const node = kernel.vfs.lookup(path)
+    if (node instanceof RegularFile) node.mode |= 0o111
+  }
+  for (const { host, guest } of mounts) kernel.vfs.mountHost(guest, hostDirectory(host))
   kernel.boot()
   let traceFd = 2
   // Trace lines are probekit's own output: when they cannot be written (the
@@ -123,11 +165,21 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       }
     }
   }
-  kernel.spawn(
-    path,
-    [program, ...args],
-    Object.entries(process.env).map(([k, v]) => `${k}=${v}`),
-  )
+  try {
+    kernel.spawn(
+      path,
+      [program, ...args],
+      Object.entries(process.env).map(([k, v]) => `${k}=${v}`),
+      { cwd: typeof kernel.vfs.lookup(cwd) === 'number' ? '/' : cwd },
+    )
+  } catch (e) {
+    if (!(e instanceof ExecError || e instanceof ElfError)) throw e
+    const hint =
+      e instanceof ExecError && options.isolated
+        ? ' (with --isolated the guest sees only --mount directories: mount what it needs, or leave --isolated out)'
+        : ''
+    throw new CliError(`${program}: cannot run it: ${e.message.replace(`${path}: `, '')}${hint}`)
+  }
   const { result, exit } = kernel.run(budget)
   if (options.dmesg) io.stderr.write(`${kernel.printk.text()}\n`)
   if (traceError !== 0)

@@ -1,17 +1,31 @@
-// Loading a static x86-64 ELF executable into a fresh address space and
-// building its initial stack (argc, argv, envp, auxv) as Linux's
-// binfmt_elf does.
+// Loading an x86-64 ELF executable into a fresh address space and building
+// its initial stack (argc, argv, envp, auxv) as Linux's binfmt_elf does. A
+// dynamically linked one (PT_INTERP) gets its interpreter (ld.so) mapped
+// too and starts there, with AT_BASE and AT_ENTRY telling ld.so where each
+// is. Segments are file mappings: their pages come from the page cache on
+// first touch (shared by every process mapping the file), copied on write.
 
 import { type Cpu, cpuid } from '@probekit/x86-emu'
+import { errnoMessage } from '../errno-names.js'
 import type { RegularFile } from '../fs/vfs.js'
 import { type Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageDown, pageUp } from '../mm/mm.js'
-import type { PageCache } from '../mm/page-cache.js'
-import { utf8Encode } from '../utf8.js'
-import { ElfError, type ElfFile, ET_DYN, ET_EXEC, PF_W, PF_X, PT_INTERP, PT_LOAD, parseElf } from './elf.js'
+import { utf8Decode, utf8Encode } from '../utf8.js'
+import {
+  ElfError,
+  type ElfFile,
+  ET_DYN,
+  ET_EXEC,
+  PF_W,
+  PF_X,
+  type ProgramHeader,
+  PT_INTERP,
+  PT_LOAD,
+  parseElf,
+} from './elf.js'
 
 export const STACK_TOP = 0x7ffffffff000
 export const STACK_SIZE = 8 * 1024 * 1024
-/** Where a static-pie executable (ET_DYN without an interpreter) is placed. */
+/** Where an ET_DYN program is placed: ELF_ET_DYN_BASE with randomization off (as under setarch -R). */
 export const PIE_BASE = 0x555555554000
 
 export const AT_NULL = 0
@@ -34,6 +48,22 @@ export const AT_RANDOM = 25
 export const AT_HWCAP2 = 26
 export const AT_EXECFN = 31
 
+/** An executable file: its bytes, and the file (for page-cache mappings) when it is one. */
+export interface ExecImage {
+  bytes: Uint8Array
+  file?: RegularFile
+}
+
+/** An error with the errno execve returns (a missing interpreter: ENOENT). */
+export class ExecError extends Error {
+  constructor(
+    readonly errno: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
 export interface LoadedProgram {
   entry: number
   sp: number
@@ -41,17 +71,23 @@ export interface LoadedProgram {
   elf: ElfFile
 }
 
-/** Check that bytes are a static x86-64 executable we can run; throws ElfError with a one-line reason. */
+/** Check that bytes are an x86-64 executable we can run; throws ElfError with a one-line reason. */
 export function checkExecutable(bytes: Uint8Array): ElfFile {
   const elf = parseElf(bytes)
   if (elf.type !== ET_EXEC && elf.type !== ET_DYN)
     throw new ElfError('not an executable (ELF type is neither EXEC nor DYN)')
-  if (elf.programHeaders.some((p) => p.type === PT_INTERP)) {
-    throw new ElfError('dynamically linked executables are not supported (build it with -static)')
-  }
   if (!elf.programHeaders.some((p) => p.type === PT_LOAD))
     throw new ElfError('the ELF file has no loadable segments')
   return elf
+}
+
+/** The interpreter a dynamically linked executable names (PT_INTERP), or null. */
+export function interpreterOf(elf: ElfFile, bytes: Uint8Array): string | null {
+  const ph = elf.programHeaders.find((p) => p.type === PT_INTERP)
+  if (!ph) return null
+  const raw = bytes.subarray(ph.offset, ph.offset + ph.filesz)
+  const nul = raw.indexOf(0)
+  return utf8Decode(raw.subarray(0, nul < 0 ? raw.length : nul))
 }
 
 export interface ExecArgs {
@@ -62,48 +98,98 @@ export interface ExecArgs {
   random?: Uint8Array
 }
 
+/**
+ * Map one PT_LOAD segment as elf_map does: the file part as a private file
+ * mapping (from the page cache when the file is known and the offsets are
+ * congruent, else a copy), the tail of its last file page zeroed (padzero),
+ * and the rest of memsz as anonymous zero pages (the bss).
+ */
+function mapSegment(mm: Mm, image: ExecImage, ph: ProgramHeader, bias: number, name: string): void {
+  const start = pageDown(ph.vaddr + bias)
+  const fileEnd = ph.vaddr + bias + ph.filesz
+  const end = pageUp(ph.vaddr + bias + ph.memsz)
+  const prot = PROT_READ | (ph.flags & PF_W ? PROT_WRITE : 0) | (ph.flags & PF_X ? PROT_EXEC : 0)
+  const pgoff = ph.offset - (ph.vaddr + bias - start)
+  const mapped = pageUp(fileEnd)
+  const cached = mm.pageCache !== null && image.file !== undefined && (ph.vaddr - ph.offset) % PAGE === 0
+  mm.addVma({
+    start,
+    end: mapped,
+    prot,
+    kind: 'file',
+    name,
+    shared: false,
+    pgoff,
+    ...(image.file ? { file: image.file } : {}),
+  })
+  if (!cached) mm.write(ph.vaddr + bias, image.bytes.subarray(ph.offset, ph.offset + ph.filesz))
+  else if (ph.memsz > ph.filesz && fileEnd < mapped) mm.write(fileEnd, new Uint8Array(mapped - fileEnd))
+  if (end > mapped) mm.addVma({ start: mapped, end, prot, kind: 'anon', name: '', shared: false })
+  // Text is mapped now, not on first use: demand-paged text trips an emulator bug not yet found
+  // (bash-static's big here-document corrupts its heap; see the kernel README's known problems).
+  if (cached && (prot & PROT_EXEC) !== 0) mm.populate(start, mapped)
+}
+
+interface Mapped {
+  elf: ElfFile
+  bias: number
+  /** Where the program headers are in memory (AT_PHDR), if a segment holds them. */
+  phdr: number
+  /** The end of the highest segment. */
+  end: number
+}
+
+/** Map every PT_LOAD segment of an image at bias. */
+function mapImage(mm: Mm, image: ExecImage, elf: ElfFile, bias: number, name: string): Mapped {
+  const ehPhoff = Number(new DataView(image.bytes.buffer, image.bytes.byteOffset).getBigUint64(32, true))
+  let end = 0
+  let phdr = 0
+  for (const ph of elf.programHeaders) {
+    if (ph.type !== PT_LOAD) continue
+    mapSegment(mm, image, ph, bias, name)
+    end = Math.max(end, pageUp(ph.vaddr + bias + ph.memsz))
+    if (ehPhoff >= ph.offset && ehPhoff < ph.offset + ph.filesz)
+      phdr = ph.vaddr + bias + (ehPhoff - ph.offset)
+  }
+  return { elf, bias, phdr, end }
+}
+
+/** The span an ET_DYN image's segments cover (from its lowest page), for placing it. */
+function imageSpan(elf: ElfFile): { low: number; size: number } {
+  const loads = elf.programHeaders.filter((p) => p.type === PT_LOAD)
+  const low = pageDown(Math.min(...loads.map((p) => p.vaddr)))
+  const high = pageUp(Math.max(...loads.map((p) => p.vaddr + p.memsz)))
+  return { low, size: high - low }
+}
+
 /** AT_HWCAP is CPUID leaf 1 EDX, as on Linux/x86. */
 export function loadExecutable(
   mm: Mm,
-  bytes: Uint8Array,
+  image: ExecImage,
   args: ExecArgs,
   cpu: Cpu,
-  /** When given, read-only segments map the file's page-cache frames (shared text). */
-  cache?: { pageCache: PageCache; file: RegularFile },
+  /** The interpreter a dynamically linked program names, read from the guest's file system (an errno if it cannot be). */
+  openInterpreter?: (path: string) => ExecImage | number,
 ): LoadedProgram {
-  const elf = checkExecutable(bytes)
-  const bias = elf.type === ET_DYN ? PIE_BASE : 0
-  let brk = 0
-  let phdrAddr = 0
-  const ehPhoff = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(32, true))
-  for (const ph of elf.programHeaders) {
-    if (ph.type !== PT_LOAD) continue
-    const start = pageDown(ph.vaddr + bias)
-    const end = pageUp(ph.vaddr + bias + ph.memsz)
-    const prot = PROT_READ | (ph.flags & PF_W ? PROT_WRITE : 0) | (ph.flags & PF_X ? PROT_EXEC : 0)
-    const pgoff = ph.offset - (ph.vaddr + bias - start)
-    mm.addVma({
-      start,
-      end,
-      prot,
-      kind: 'file',
-      name: args.filename,
-      shared: false,
-      pgoff,
-      ...(cache ? { file: cache.file } : {}),
-    })
-    const pageAligned = (ph.vaddr - ph.offset) % PAGE === 0
-    if (cache && (ph.flags & PF_W) === 0 && pageAligned && ph.memsz === ph.filesz) {
-      // Shared text: map the page-cache frames read-only (copy-on-write if ever written).
-      for (let va = start; va < end; va += PAGE) {
-        const frame = cache.pageCache.frame(cache.file, (ph.offset + (va - (ph.vaddr + bias))) / PAGE)
-        mm.frames.get(frame)
-        mm.space.map(va, frame, { user: true, writable: false, nx: (ph.flags & PF_X) === 0 })
-      }
-    } else mm.write(ph.vaddr + bias, bytes.subarray(ph.offset, ph.offset + ph.filesz))
-    brk = Math.max(brk, end)
-    if (ehPhoff >= ph.offset && ehPhoff < ph.offset + ph.filesz)
-      phdrAddr = ph.vaddr + bias + (ehPhoff - ph.offset)
+  const elf = checkExecutable(image.bytes)
+  const prog = mapImage(mm, image, elf, elf.type === ET_DYN ? PIE_BASE : 0, args.filename)
+  const brk = prog.end
+  let interpBase = 0
+  let entry = elf.entry + prog.bias
+  const interpPath = interpreterOf(elf, image.bytes)
+  if (interpPath !== null) {
+    const interp = openInterpreter ? openInterpreter(interpPath) : -2
+    if (typeof interp === 'number')
+      throw new ExecError(-interp, `interpreter ${interpPath}: ${errnoMessage(interp)}`)
+    const ielf = checkExecutable(interp.bytes)
+    if (interpreterOf(ielf, interp.bytes) !== null)
+      throw new ElfError(`${interpPath}: an interpreter with an interpreter`)
+    // ld.so goes where an mmap of its size would (top-down below the stack), as load_elf_interp places it.
+    const span = imageSpan(ielf)
+    const bias = ielf.type === ET_DYN ? mm.findFree(span.size) - span.low : 0
+    mapImage(mm, interp, ielf, bias, interpPath)
+    interpBase = bias + span.low
+    entry = ielf.entry + bias
   }
   mm.brkStart = brk
   mm.brk = brk
@@ -144,13 +230,13 @@ export function loadExecutable(
   const platform = pushString('x86_64')
   const random = pushBytes(args.random ?? Uint8Array.from({ length: 16 }, (_, i) => (i * 37 + 11) & 0xff))
   const auxv: [number, number][] = [
-    [AT_PHDR, phdrAddr],
+    [AT_PHDR, prog.phdr],
     [AT_PHENT, 56],
     [AT_PHNUM, elf.programHeaders.length],
     [AT_PAGESZ, PAGE],
-    [AT_BASE, 0],
+    [AT_BASE, interpBase],
     [AT_FLAGS, 0],
-    [AT_ENTRY, elf.entry + bias],
+    [AT_ENTRY, elf.entry + prog.bias],
     [AT_UID, 0],
     [AT_EUID, 0],
     [AT_GID, 0],
@@ -172,5 +258,5 @@ export function loadExecutable(
     v.setBigUint64(i * 8, BigInt.asUintN(64, BigInt(w)), true)
   })
   mm.write(sp, table)
-  return { entry: elf.entry + bias, sp, brk, elf }
+  return { entry, sp, brk, elf }
 }

@@ -5,12 +5,12 @@
 import { newX87State, restoreX87State, x87State } from '@probekit/x86-emu'
 import { HC_EXECVE } from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
-import { RegularFile } from '../fs/vfs.js'
 import type { Kernel } from '../kernel.js'
 import { readUserU64, strncpyFromUser } from '../mm/user-memory.js'
 import { exitRobustList } from '../process/robust-futex.js'
 import type { SyscallContext } from '../syscalls.js'
-import { loadExecutable } from './exec-loader.js'
+import { openExec, resolveBinary } from './binfmt.js'
+import { ExecError, loadExecutable } from './exec-loader.js'
 
 function readStringArray(ctx: SyscallContext, addr: number): string[] {
   const out: string[] = []
@@ -28,21 +28,20 @@ function readStringArray(ctx: SyscallContext, addr: number): string[] {
 /** do_execve's host half: replace the task's program; the frame then starts it. */
 export function execTask(ctx: SyscallContext, path: string): number {
   const { kernel, task, frame, cpu } = ctx
-  const node = kernel.vfs.lookup(path)
-  if (typeof node === 'number') return node
-  if (!(node instanceof RegularFile)) return -13
   const argv = readStringArray(ctx, frame.get('si'))
   const envp = readStringArray(ctx, frame.get('dx'))
+  const bin = resolveBinary(kernel.vfs, path, argv, task.cwd)
+  if (typeof bin === 'number') return bin
   const mm = kernel.newMm()
   let prog: ReturnType<typeof loadExecutable>
   try {
-    prog = loadExecutable(mm, node.contents(), { filename: path, argv, envp }, cpu, {
-      pageCache: kernel.pageCache,
-      file: node,
-    })
+    prog = loadExecutable(mm, bin, { filename: path, argv: bin.argv, envp }, cpu, (p) =>
+      openExec(kernel.vfs, p, task.cwd),
+    )
   } catch (e) {
     // Not loadable, or out of memory: the old program goes on, the new image's pages go back.
     mm.release()
+    if (e instanceof ExecError) return -e.errno
     throw e
   }
   // exec_mm_release: robust futexes are released and the rseq registration dropped with the old image.

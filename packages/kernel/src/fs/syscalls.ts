@@ -1,7 +1,7 @@
 // The host's system calls for files, directories, descriptors and pipes (fs/):
 // registered into the kernel's syscall table by syscalls.ts.
 
-import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM } from '../errno.js'
+import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, EROFS } from '../errno.js'
 import {
   copyFromUser,
   copyToUser,
@@ -30,6 +30,7 @@ import { AT_FDCWD, dirAt, lookupAt, pathArg } from './namei.js'
 import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './permissions.js'
 import { sysPoll, sysPpoll } from './poll.js'
 import { sysFstatfs, sysStatfs } from './statfs.js'
+import { registerStatx } from './statx.js'
 import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT, S_IFREG, Symlink } from './vfs.js'
 
 function readInto(ctx: SyscallContext, f: OpenFile, buf: number, count: number, at?: number): SyscallResult {
@@ -87,6 +88,7 @@ function openPath(ctx: SyscallContext, path: string, flags: number, mode: number
     if (node !== -ENOENT || (flags & O_CREAT) === 0) return node
     const p = parentAt(ctx, dirfd, path)
     if (typeof p === 'number') return p
+    if (p.dir.readOnly) return -EROFS
     node = new RegularFile(new Uint8Array(0), 0o100000 | (mode & 0o7777 & ~task.umask))
     modified(ctx, node)
     p.dir.children.set(p.name, node)
@@ -178,7 +180,103 @@ function fstat(ctx: SyscallContext, fd: number, buf: number): number {
   return 0
 }
 
+// The path calls, each with a directory fd for its *at form (AT_FDCWD for the old one).
+const mkdirAt = (ctx: SyscallContext, dfd: number, path: number, mode: number): number => {
+  const p = pathArg(ctx, path)
+  if (typeof p === 'number') return p
+  const parent = createAt(ctx, dfd, p)
+  if (typeof parent === 'number') return parent
+  const r = ctx.kernel.vfs.mkdir(parent.dir, parent.name, mode & ~ctx.task.umask)
+  const made = parent.dir.children.get(parent.name)
+  if (r === 0 && made) modified(ctx, made)
+  return changedEntries(ctx, parent.dir, r)
+}
+
+/** unlink, or rmdir when dir: the entry goes from its directory. */
+const removeAt = (ctx: SyscallContext, dfd: number, path: number, dir: boolean): number => {
+  const p = pathArg(ctx, path)
+  if (typeof p === 'number') return p
+  const parent = parentAt(ctx, dfd, p)
+  if (typeof parent === 'number') return parent
+  const vfs = ctx.kernel.vfs
+  return changedEntries(
+    ctx,
+    parent.dir,
+    dir ? vfs.rmdir(parent.dir, parent.name) : vfs.unlink(parent.dir, parent.name),
+  )
+}
+
+const renameAt = (ctx: SyscallContext, dfd: number, from: number, dfd2: number, to: number): number => {
+  const a = pathArg(ctx, from)
+  const b = pathArg(ctx, to)
+  if (typeof a === 'number') return a
+  if (typeof b === 'number') return b
+  const pa = parentAt(ctx, dfd, a)
+  const pb = parentAt(ctx, dfd2, b)
+  if (typeof pa === 'number') return pa
+  if (typeof pb === 'number') return pb
+  const node = pa.dir.children.get(pa.name)
+  if (!node) return -ENOENT
+  const existing = pb.dir.children.get(pb.name)
+  if (existing instanceof Directory && !(node instanceof Directory)) return -EISDIR
+  if (node instanceof Directory && existing && !(existing instanceof Directory)) return -ENOTDIR
+  if (existing instanceof Directory && existing.children.size > 0) return -39
+  if (pa.dir.readOnly || pb.dir.readOnly) return -EROFS
+  pa.dir.children.delete(pa.name)
+  pb.dir.children.set(pb.name, node)
+  modified(ctx, pa.dir)
+  modified(ctx, pb.dir)
+  if (node instanceof Directory) node.parent = pb.dir
+  return 0
+}
+
+const linkAt = (ctx: SyscallContext, dfd: number, from: number, dfd2: number, to: number): number => {
+  const a = pathArg(ctx, from)
+  const b = pathArg(ctx, to)
+  if (typeof a === 'number') return a
+  if (typeof b === 'number') return b
+  const node = lookupAt(ctx, dfd, a, true)
+  if (typeof node === 'number') return node
+  if (node instanceof Directory) return -EPERM
+  const pb = createAt(ctx, dfd2, b)
+  if (typeof pb === 'number') return pb
+  if (pb.dir.children.has(pb.name)) return -EEXIST
+  if (pb.dir.readOnly) return -EROFS
+  pb.dir.children.set(pb.name, node)
+  modified(ctx, pb.dir)
+  node.nlink++
+  return 0
+}
+
+const symlinkAt = (ctx: SyscallContext, target: number, dfd: number, linkpath: number): number => {
+  const t = pathArg(ctx, target)
+  const l = pathArg(ctx, linkpath)
+  if (typeof t === 'number') return t
+  if (typeof l === 'number') return l
+  const pl = createAt(ctx, dfd, l)
+  if (typeof pl === 'number') return pl
+  if (pl.dir.children.has(pl.name)) return -EEXIST
+  if (pl.dir.readOnly) return -EROFS
+  const link = new Symlink(t)
+  modified(ctx, link)
+  pl.dir.children.set(pl.name, link)
+  modified(ctx, pl.dir)
+  return 0
+}
+
+const readlinkAt = (ctx: SyscallContext, dfd: number, path: number, buf: number, size: number): number => {
+  const p = pathArg(ctx, path)
+  if (typeof p === 'number') return p
+  const node = lookupAt(ctx, dfd, p, true)
+  if (typeof node === 'number') return node
+  if (!(node instanceof Symlink)) return -EINVAL
+  const bytes = utf8Encode(node.target).subarray(0, size)
+  copyToUser(ctx.task.mm, buf, bytes)
+  return bytes.length
+}
+
 export function registerFsSyscalls(def: SyscallDef): void {
+  registerStatx(def)
   def(7, 'poll', sysPoll)
   def(271, 'ppoll', sysPpoll)
   def(21, 'access', sysAccess)
@@ -383,92 +481,40 @@ export function registerFsSyscalls(def: SyscallDef): void {
     return out.length
   })
 
-  def(83, 'mkdir', (ctx, path, mode) => {
-    const p = pathArg(ctx, path)
-    if (typeof p === 'number') return p
-    const parent = createAt(ctx, AT_FDCWD, p)
-    if (typeof parent === 'number') return parent
-    const r = ctx.kernel.vfs.mkdir(parent.dir, parent.name, mode & ~ctx.task.umask)
-    const made = parent.dir.children.get(parent.name)
-    if (r === 0 && made) modified(ctx, made)
-    return changedEntries(ctx, parent.dir, r)
+  def(83, 'mkdir', (ctx, path, mode) => mkdirAt(ctx, AT_FDCWD, path, mode))
+  def(258, 'mkdirat', (ctx, dfd, path, mode) => mkdirAt(ctx, dfd | 0, path, mode))
+  def(87, 'unlink', (ctx, path) => removeAt(ctx, AT_FDCWD, path, false))
+  def(84, 'rmdir', (ctx, path) => removeAt(ctx, AT_FDCWD, path, true))
+  // unlinkat: AT_REMOVEDIR (0x200) makes it rmdir.
+  def(263, 'unlinkat', (ctx, dfd, path, flags) =>
+    (flags & ~0x200) !== 0 ? -EINVAL : removeAt(ctx, dfd | 0, path, (flags & 0x200) !== 0),
+  )
+  def(82, 'rename', (ctx, from, to) => renameAt(ctx, AT_FDCWD, from, AT_FDCWD, to))
+  def(264, 'renameat', (ctx, dfd, from, dfd2, to) => renameAt(ctx, dfd | 0, from, dfd2 | 0, to))
+  // renameat2: RENAME_NOREPLACE (1) is EEXIST over an existing name; RENAME_EXCHANGE is not supported.
+  def(316, 'renameat2', (ctx, dfd, from, dfd2, to, flags) => {
+    if ((flags & ~1) !== 0) return -EINVAL
+    if (flags & 1) {
+      const b = pathArg(ctx, to)
+      if (typeof b === 'number') return b
+      if (typeof lookupAt(ctx, dfd2 | 0, b, true) !== 'number') return -EEXIST
+    }
+    return renameAt(ctx, dfd | 0, from, dfd2 | 0, to)
   })
-  def(87, 'unlink', (ctx, path) => {
-    const p = pathArg(ctx, path)
-    if (typeof p === 'number') return p
-    const parent = parentAt(ctx, AT_FDCWD, p)
-    if (typeof parent === 'number') return parent
-    return changedEntries(ctx, parent.dir, ctx.kernel.vfs.unlink(parent.dir, parent.name))
-  })
-  def(84, 'rmdir', (ctx, path) => {
-    const p = pathArg(ctx, path)
-    if (typeof p === 'number') return p
-    const parent = parentAt(ctx, AT_FDCWD, p)
-    if (typeof parent === 'number') return parent
-    return changedEntries(ctx, parent.dir, ctx.kernel.vfs.rmdir(parent.dir, parent.name))
-  })
-  def(82, 'rename', (ctx, from, to) => {
-    const a = pathArg(ctx, from)
-    const b = pathArg(ctx, to)
-    if (typeof a === 'number') return a
-    if (typeof b === 'number') return b
-    const pa = parentAt(ctx, AT_FDCWD, a)
-    const pb = parentAt(ctx, AT_FDCWD, b)
-    if (typeof pa === 'number') return pa
-    if (typeof pb === 'number') return pb
-    const node = pa.dir.children.get(pa.name)
-    if (!node) return -ENOENT
-    const existing = pb.dir.children.get(pb.name)
-    if (existing instanceof Directory && !(node instanceof Directory)) return -EISDIR
-    if (node instanceof Directory && existing && !(existing instanceof Directory)) return -ENOTDIR
-    if (existing instanceof Directory && existing.children.size > 0) return -39
-    pa.dir.children.delete(pa.name)
-    pb.dir.children.set(pb.name, node)
-    modified(ctx, pa.dir)
-    modified(ctx, pb.dir)
-    if (node instanceof Directory) node.parent = pb.dir
-    return 0
-  })
-  def(86, 'link', (ctx, from, to) => {
-    const a = pathArg(ctx, from)
-    const b = pathArg(ctx, to)
-    if (typeof a === 'number') return a
-    if (typeof b === 'number') return b
-    const node = lookupAt(ctx, AT_FDCWD, a, true)
-    if (typeof node === 'number') return node
-    if (node instanceof Directory) return -EPERM
-    const pb = createAt(ctx, AT_FDCWD, b)
-    if (typeof pb === 'number') return pb
-    if (pb.dir.children.has(pb.name)) return -EEXIST
-    pb.dir.children.set(pb.name, node)
-    modified(ctx, pb.dir)
-    node.nlink++
-    return 0
-  })
-  def(88, 'symlink', (ctx, target, linkpath) => {
-    const t = pathArg(ctx, target)
-    const l = pathArg(ctx, linkpath)
-    if (typeof t === 'number') return t
-    if (typeof l === 'number') return l
-    const pl = createAt(ctx, AT_FDCWD, l)
-    if (typeof pl === 'number') return pl
-    if (pl.dir.children.has(pl.name)) return -EEXIST
-    const link = new Symlink(t)
-    modified(ctx, link)
-    pl.dir.children.set(pl.name, link)
-    modified(ctx, pl.dir)
-    return 0
-  })
-  def(89, 'readlink', (ctx, path, buf, size) => {
-    const p = pathArg(ctx, path)
-    if (typeof p === 'number') return p
-    const node = lookupAt(ctx, AT_FDCWD, p, true)
-    if (typeof node === 'number') return node
-    if (!(node instanceof Symlink)) return -EINVAL
-    const bytes = utf8Encode(node.target).subarray(0, size)
-    copyToUser(ctx.task.mm, buf, bytes)
-    return bytes.length
-  })
+  def(86, 'link', (ctx, from, to) => linkAt(ctx, AT_FDCWD, from, AT_FDCWD, to))
+  def(265, 'linkat', (ctx, dfd, from, dfd2, to) => linkAt(ctx, dfd | 0, from, dfd2 | 0, to))
+  def(88, 'symlink', (ctx, target, linkpath) => symlinkAt(ctx, target, AT_FDCWD, linkpath))
+  def(266, 'symlinkat', (ctx, target, dfd, linkpath) => symlinkAt(ctx, target, dfd | 0, linkpath))
+  def(89, 'readlink', (ctx, path, buf, size) => readlinkAt(ctx, AT_FDCWD, path, buf, size))
+  def(267, 'readlinkat', (ctx, dfd, path, buf, size) => readlinkAt(ctx, dfd | 0, path, buf, size))
+  // Everything belongs to root, who may own anything: chown succeeds and changes nothing.
+  for (const [nr, name] of [
+    [92, 'chown'],
+    [93, 'fchown'],
+    [94, 'lchown'],
+    [260, 'fchownat'],
+  ] as const)
+    def(nr, name, () => 0)
   def(77, 'ftruncate', (ctx, fd, len) => {
     const f = fileOf(ctx.task, fd)
     if (typeof f === 'number') return f

@@ -3,7 +3,7 @@
 // (the command line supplies one backed by the real file system; this
 // package itself uses no Node API).
 
-import { EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE } from '../errno.js'
+import { EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE, EROFS } from '../errno.js'
 import { utf8Encode } from '../utf8.js'
 import type { OpenFile, WouldBlock } from './files.js'
 
@@ -44,6 +44,8 @@ export class RegularFile implements Inode {
   mtime = 0
   data: Uint8Array
   private length: number
+  /** Bumped by every change of the bytes: the page cache's pages of an older version are stale. */
+  version = 0
   constructor(
     initial: Uint8Array = new Uint8Array(0),
     public mode = S_IFREG | 0o644,
@@ -72,6 +74,7 @@ export class RegularFile implements Inode {
     return n
   }
   writeAt(pos: number, data: Uint8Array): number {
+    this.version++
     const end = pos + data.length
     if (end > this.data.length) {
       const grown = new Uint8Array(Math.max(end, this.data.length * 2, 64))
@@ -84,6 +87,7 @@ export class RegularFile implements Inode {
     return data.length
   }
   truncate(len: number): void {
+    this.version++
     if (len > this.data.length) {
       const grown = new Uint8Array(len)
       grown.set(this.data.subarray(0, this.length))
@@ -100,10 +104,31 @@ export class Directory implements Inode {
     return S_IFDIR | this.perm
   }
   readonly seekable = true
-  readonly children = new Map<string, Inode>()
   nlink = 2
   mtime = 0
+  /** In a read-only mount: creating, removing or renaming entries is EROFS. */
+  readOnly = false
+  private readonly entries = new Map<string, Inode>()
+  /** Entries not read yet: a host directory's, read on first use (one level at a time). */
+  private pending: ((into: Map<string, Inode>) => void)[] = []
   constructor(public parent: Directory | null = null) {}
+  get children(): Map<string, Inode> {
+    if (this.pending.length > 0) {
+      const fills = this.pending
+      this.pending = []
+      for (const fill of fills) fill(this.entries)
+    }
+    return this.entries
+  }
+  /** Forget every entry (a mount covers the directory). */
+  reset(): void {
+    this.pending = []
+    this.entries.clear()
+  }
+  /** Lay more entries under this directory's own, read when first needed; a name it has already wins. */
+  underlay(fill: (into: Map<string, Inode>) => void): void {
+    this.pending.push(fill)
+  }
   /** The entry a path walk finds under name (a directory whose entries are computed overrides it). */
   child(name: string): Inode | undefined {
     return this.children.get(name)
@@ -234,10 +259,31 @@ export class PipeEnd implements Inode {
 }
 
 /** Read-only host directory tree (implemented by the CLI over the real file system). */
+/** A host directory tree the guest may see (the CLI's adapter reads the host's file system). */
 export interface HostDirectory {
+  /** Entry names of a directory, relative to the tree's root ('' is the root), or null. */
   list(path: string): string[] | null
-  stat(path: string): { type: 'file' | 'dir'; size: number } | null
+  /** lstat: what the entry itself is (a symlink is not followed), or null. */
+  stat(path: string): HostStat | null
   read(path: string): Uint8Array | null
+}
+
+export interface HostStat {
+  type: 'file' | 'dir' | 'symlink'
+  size: number
+  /** Permission bits (0o7777); the type bits are implied by type. Default 0o755 / 0o644. */
+  perm?: number
+  /** Modification time, seconds since the epoch. */
+  mtime?: number
+  /** A symlink's target, as the host's readlink gives it. */
+  target?: string
+}
+
+export interface MountOptions {
+  /** Writes are refused with EROFS (default). Otherwise they change an in-memory copy only: the host is never written. */
+  readOnly?: boolean
+  /** Guest directories whose own entries hide the host's entirely (/dev, /proc: the kernel's). */
+  hide?: readonly string[]
 }
 
 export interface Lookup {
@@ -334,15 +380,32 @@ export class Vfs {
     return f
   }
 
-  /** Mount a read-only host directory at path: its files are copied in lazily on first lookup of the directory. */
-  mountHost(path: string, host: HostDirectory): void {
-    const dir = this.mkdirp(path)
-    populate(dir, host, '')
+  /**
+   * Lay a host directory under the guest directory at path: its entries
+   * appear when first looked at, one directory at a time, below what the
+   * guest directory already holds (the guest's own entries win; a guest
+   * directory of the same name shows the host's entries under its own).
+   * Read-only by default; otherwise writes change in-memory copies only.
+   */
+  mountHost(path: string, host: HostDirectory, options: MountOptions = {}): void {
+    // On a directory that is there (symlinks followed, as mount does), it covers what was there.
+    const there = this.lookup(path)
+    if (typeof there !== 'number' && !(there instanceof Directory))
+      throw new Error(`${path}: not a directory`)
+    const dir = there instanceof Directory ? there : this.mkdirp(path)
+    if (there instanceof Directory && dir !== this.root) dir.reset()
+    const readOnly = options.readOnly ?? true
+    const hidden = new Set((options.hide ?? []).map((h) => h.replace(/\/+$/, '')))
+    dir.readOnly = readOnly
+    dir.underlay(
+      hostEntries(dir, host, '', readOnly, (rel) => hidden.has(`${path.replace(/\/+$/, '')}/${rel}`)),
+    )
   }
 
   unlink(dir: Directory, name: string): number {
     const node = dir.children.get(name)
     if (!node) return -ENOENT
+    if (dir.readOnly) return -EROFS
     if (node instanceof Directory) return -EISDIR
     dir.children.delete(name)
     node.nlink--
@@ -353,6 +416,7 @@ export class Vfs {
     const node = dir.children.get(name)
     if (!node) return -ENOENT
     if (!(node instanceof Directory)) return -ENOTDIR
+    if (dir.readOnly) return -EROFS
     if (node.children.size > 0) return -ENOTEMPTY
     dir.children.delete(name)
     return 0
@@ -360,6 +424,7 @@ export class Vfs {
 
   mkdir(dir: Directory, name: string, mode = 0o755): number {
     if (dir.children.has(name)) return -EEXIST
+    if (dir.readOnly) return -EROFS
     const d = new Directory(dir)
     d.perm = mode & 0o7777
     dir.children.set(name, d)
@@ -367,37 +432,73 @@ export class Vfs {
   }
 }
 
-function populate(dir: Directory, host: HostDirectory, rel: string): void {
-  for (const name of host.list(rel) ?? []) {
-    const p = rel === '' ? name : `${rel}/${name}`
-    const st = host.stat(p)
-    if (!st) continue
-    if (st.type === 'dir') {
-      const sub = new Directory(dir)
-      dir.children.set(name, sub)
-      populate(sub, host, p)
-    } else {
-      dir.children.set(name, new HostFile(host, p, st.size))
+/** The filler for a host directory's entries (rel: its path in the host tree). */
+function hostEntries(
+  dir: Directory,
+  host: HostDirectory,
+  rel: string,
+  readOnly: boolean,
+  hidden: (rel: string) => boolean,
+): (into: Map<string, Inode>) => void {
+  return (into) => {
+    for (const name of host.list(rel) ?? []) {
+      const p = rel === '' ? name : `${rel}/${name}`
+      const st = host.stat(p)
+      if (!st) continue
+      const mine = into.get(name)
+      if (mine) {
+        // The guest's own directory of that name shows the host's entries under its own.
+        if (mine instanceof Directory && st.type === 'dir' && !hidden(p))
+          mine.underlay(hostEntries(mine, host, p, readOnly, hidden))
+        continue
+      }
+      into.set(name, hostInode(dir, host, p, st, readOnly, hidden))
     }
   }
 }
 
-/** A read-only file whose bytes are read from the host on first use. */
+function hostInode(
+  parent: Directory,
+  host: HostDirectory,
+  p: string,
+  st: HostStat,
+  readOnly: boolean,
+  hidden: (rel: string) => boolean,
+): Inode {
+  let node: Inode
+  if (st.type === 'dir') {
+    const sub = new Directory(parent)
+    sub.perm = st.perm ?? 0o755
+    sub.readOnly = readOnly
+    sub.underlay(hostEntries(sub, host, p, readOnly, hidden))
+    node = sub
+  } else if (st.type === 'symlink') node = new Symlink(st.target ?? '')
+  else node = new HostFile(host, p, st.size, S_IFREG | (st.perm ?? 0o644), readOnly)
+  node.mtime = st.mtime ?? 0
+  return node
+}
+
+/**
+ * A host file: its bytes are read from the host on first use. In a
+ * read-only mount writes are EROFS; otherwise they change the in-memory
+ * copy (copy-up), never the host's file.
+ */
 class HostFile extends RegularFile {
-  readonly readOnly = true
   private loaded = false
   constructor(
     private readonly host: HostDirectory,
     private readonly hostPath: string,
     private readonly hostSize: number,
+    mode: number,
+    readonly readOnly: boolean,
   ) {
-    super(new Uint8Array(0), S_IFREG | 0o555)
+    super(new Uint8Array(0), mode)
   }
   private load(): void {
     if (this.loaded) return
     this.loaded = true
     const data = this.host.read(this.hostPath) ?? new Uint8Array(0)
-    this.writeAt(0, data)
+    super.writeAt(0, data)
   }
   override size(): number {
     return this.loaded ? super.size() : this.hostSize
@@ -414,7 +515,18 @@ class HostFile extends RegularFile {
     this.load()
     return super.readAt(pos, count)
   }
-  override write(): number {
-    return -30 // EROFS
+  override write(f: OpenFile, data: Uint8Array): number {
+    if (this.readOnly) return -EROFS
+    this.load()
+    return super.write(f, data)
+  }
+  override writeAt(pos: number, data: Uint8Array): number {
+    if (this.readOnly) return -EROFS
+    this.load()
+    return super.writeAt(pos, data)
+  }
+  override truncate(len: number): void {
+    this.load()
+    super.truncate(len)
   }
 }

@@ -19,15 +19,23 @@ export function registerHandleMmFault(kernel: Kernel): void {
     const task = kernel.current(c)
     const address = arg(c, 0)
     const flags = arg(c, 1)
+    const fault = () =>
+      task.state !== 'idle' &&
+      task.mm.handleFault(address, (flags & FAULT_FLAG_WRITE) !== 0, (flags & FAULT_FLAG_INSTRUCTION) !== 0)
     let ok: boolean
     try {
-      ok =
-        task.state !== 'idle' &&
-        task.mm.handleFault(address, (flags & FAULT_FLAG_WRITE) !== 0, (flags & FAULT_FLAG_INSTRUCTION) !== 0)
+      ok = fault()
     } catch (e) {
-      // No frame left for the page: the guest's OOM killer decides who goes.
-      if (e instanceof OutOfMemory) return ret(c, VM_FAULT_OOM)
-      throw e
+      if (!(e instanceof OutOfMemory)) throw e
+      // No frame left: reclaim the page cache's unmapped pages and try once more; else the guest's
+      // OOM killer decides who goes.
+      try {
+        ok = kernel.pageCache.shrink() > 0 && fault()
+        if (!ok) return ret(c, VM_FAULT_OOM)
+      } catch (again) {
+        if (again instanceof OutOfMemory) return ret(c, VM_FAULT_OOM)
+        throw again
+      }
     }
     if (ok) c.invlpg(address)
     ret(c, ok ? 0 : VM_FAULT_SIGSEGV)

@@ -4,6 +4,7 @@
 import { AddressSpace, type FrameAllocator, type PhysicalMemory } from '@probekit/x86-emu'
 import { TASK_SIZE } from '../abi.js'
 import type { RegularFile } from '../fs/vfs.js'
+import type { PageCache } from './page-cache.js'
 
 export const PAGE = 4096
 export const PROT_READ = 1
@@ -25,6 +26,11 @@ export interface Vma {
   pgoff?: number
 }
 
+/** The part of a VMA from start on (split_vma): a file mapping's offset moves with its start. */
+export function vmaFrom(v: Vma, start: number): Vma {
+  return v.pgoff === undefined ? { ...v, start } : { ...v, start, pgoff: v.pgoff + (start - v.start) }
+}
+
 export const pageDown = (a: number) => Math.floor(a / PAGE) * PAGE
 export const pageUp = (a: number) => Math.ceil(a / PAGE) * PAGE
 
@@ -38,6 +44,13 @@ export class Mm {
   users = 1
   /** MMF_DUMPABLE (prctl PR_SET_DUMPABLE): 1 for a fresh mm, inherited by fork. */
   dumpable = 1
+  /** Where file mappings' pages come from (null: file mappings are copied in when made). */
+  pageCache: PageCache | null = null
+  /**
+   * flush_tlb_page on every CPU: a present mapping changed (copy-on-write, a
+   * private copy made from the host side), so no CPU may go on using the old one.
+   */
+  tlbShootdown: ((va: number) => void) | null = null
 
   constructor(
     readonly memory: PhysicalMemory,
@@ -68,7 +81,7 @@ export class Mm {
         continue
       }
       if (v.start < start) next.push({ ...v, end: start })
-      if (v.end > end) next.push({ ...v, start: end })
+      if (v.end > end) next.push(vmaFrom(v, end))
     }
     this.vmas = next
     for (let a = start; a < end; a += PAGE) {
@@ -86,8 +99,8 @@ export class Mm {
         continue
       }
       if (v.start < start) next.push({ ...v, end: start })
-      next.push({ ...v, start: Math.max(v.start, start), end: Math.min(v.end, end), prot })
-      if (v.end > end) next.push({ ...v, start: end })
+      next.push({ ...vmaFrom(v, Math.max(v.start, start)), end: Math.min(v.end, end), prot })
+      if (v.end > end) next.push(vmaFrom(v, end))
     }
     this.vmas = next.sort((a, b) => a.start - b.start)
     for (let a = start; a < end; a += PAGE) {
@@ -135,6 +148,21 @@ export class Mm {
     const page = pageDown(addr)
     const m = this.space.lookup(page)
     if (!m) {
+      const file = this.fileBacked(vma)
+      if (file) {
+        // A file page: the page cache's frame, shared read-only; a write to a private mapping copies it now.
+        const frame = file.cache.frame(file.file, (file.pgoff + (page - vma.start)) / PAGE)
+        const flags = { user: true, nx: (vma.prot & PROT_EXEC) === 0 }
+        if (write && !vma.shared) {
+          const copy = this.frames.alloc()
+          this.memory.writeBytes(copy * PAGE, this.memory.readBytes(frame * PAGE, PAGE))
+          this.space.map(page, copy, { ...flags, writable: true })
+        } else {
+          this.space.map(page, frame, { ...flags, writable: vma.shared && (vma.prot & PROT_WRITE) !== 0 })
+          this.frames.get(frame)
+        }
+        return true
+      }
       this.space.map(page, this.frames.alloc(), {
         user: true,
         writable: (vma.prot & PROT_WRITE) !== 0,
@@ -152,18 +180,48 @@ export class Mm {
       } else {
         this.space.map(page, m.frame, { ...m.flags, writable: true })
       }
+      this.tlbShootdown?.(page)
       return true
     }
     return false
   }
 
-  /** Put bytes into the address space (host side, e.g. the ELF loader), faulting pages in as needed. */
+  /**
+   * A VMA whose pages come from the page cache: a private file mapping, or
+   * a read-only shared one (a shared writable one is a copy: its writes
+   * would not reach the file).
+   */
+  private fileBacked(vma: Vma): { file: RegularFile; cache: PageCache; pgoff: number } | null {
+    if (!vma.file || !this.pageCache || (vma.shared && (vma.prot & PROT_WRITE) !== 0)) return null
+    return { file: vma.file, cache: this.pageCache, pgoff: vma.pgoff ?? 0 }
+  }
+
+  /** Fault in every page of [start, end) as a read would (MAP_POPULATE, mlock). */
+  populate(start: number, end: number): void {
+    for (let va = pageDown(start); va < end; va += PAGE)
+      if (!this.space.lookup(va)) this.handleFault(va, false, false)
+  }
+
+  /**
+   * Put bytes into the address space (host side, e.g. the ELF loader),
+   * faulting pages in as needed, whatever the VMA's protection. A page
+   * shared with others (the page cache, a fork) is copied first, so only
+   * this address space sees the bytes.
+   */
   write(addr: number, data: Uint8Array): void {
     for (let k = 0; k < data.length; ) {
       const page = pageDown(addr + k)
       let m = this.space.lookup(page)
       if (!m) {
         this.handleFault(page, false, false) || this.forcePage(page)
+        m = this.space.lookup(page)!
+      }
+      if (this.frames.refCount(m.frame) > 1) {
+        const copy = this.frames.alloc()
+        this.memory.writeBytes(copy * PAGE, this.memory.readBytes(m.frame * PAGE, PAGE))
+        this.frames.put(m.frame)
+        this.space.map(page, copy, m.flags)
+        this.tlbShootdown?.(page)
         m = this.space.lookup(page)!
       }
       const off = addr + k - page
@@ -191,6 +249,8 @@ export class Mm {
     child.brk = this.brk
     child.mmapBase = this.mmapBase
     child.dumpable = this.dumpable
+    child.pageCache = this.pageCache
+    child.tlbShootdown = this.tlbShootdown
     try {
       this.space.forEachMapping((va, m) => {
         const vma = this.findVma(va)

@@ -7,7 +7,8 @@ import { RegularFile } from '../fs/vfs.js'
 import type { Kernel } from '../kernel.js'
 import type { SyscallDef } from '../syscalls.js'
 import { sysMadvise } from './madvise.js'
-import { PAGE, PROT_READ, PROT_WRITE, pageUp } from './mm.js'
+import { PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageUp, vmaFrom } from './mm.js'
+import { copyToUser } from './user-memory.js'
 
 const MAP_SHARED = 1
 const MAP_FIXED = 0x10
@@ -72,7 +73,11 @@ export function registerMmSyscalls(def: SyscallDef): void {
       shared: (flags & MAP_SHARED) !== 0,
       ...(file ? { file, pgoff: off } : {}),
     })
-    if (file) mm.write(start, file.readAt(off, len))
+    // A shared writable file mapping is a copy made now (its writes would not reach the file); executable
+    // file pages are mapped now too (as the loader maps text); the rest comes from the page cache on first use.
+    if (file && (flags & MAP_SHARED) !== 0 && (prot & PROT_WRITE) !== 0)
+      mm.write(start, file.readAt(off, len))
+    else if (file && (prot & PROT_EXEC) !== 0) mm.populate(start, start + size)
     return start
   })
   def(11, 'munmap', ({ task }, addr, len) => {
@@ -87,6 +92,20 @@ export function registerMmSyscalls(def: SyscallDef): void {
     return 0
   })
   def(28, 'madvise', sysMadvise)
+  // mincore: one byte per page of [addr, addr+len), 1 where the page is in memory; ENOMEM past the VMAs.
+  def(27, 'mincore', ({ task }, addr, len, vec) => {
+    if (addr % PAGE !== 0) return -EINVAL
+    const mm = task.mm
+    const pages = pageUp(len) / PAGE
+    const out = new Uint8Array(pages)
+    for (let i = 0; i < pages; i++) {
+      const va = addr + i * PAGE
+      if (!mm.findVma(va)) return -ENOMEM
+      out[i] = mm.space.lookup(va) ? 1 : 0
+    }
+    copyToUser(mm, vec, out)
+    return 0
+  })
   def(25, 'mremap', ({ kernel, task, cpu }, oldAddr, oldSize, newSize, flags, newAddr) => {
     const MAYMOVE = 1
     const FIXED = 2
@@ -119,7 +138,7 @@ export function registerMmSyscalls(def: SyscallDef): void {
     // Move: the pages themselves go to the new place (no copy).
     const dest = (flags & FIXED) !== 0 ? newAddr : mm.findFree(newLen)
     mm.unmapRange(dest, dest + newLen)
-    mm.addVma({ ...vma, start: dest, end: dest + newLen })
+    mm.addVma({ ...vmaFrom(vma, oldAddr), start: dest, end: dest + newLen })
     for (let off = 0; off < Math.min(oldLen, newLen); off += PAGE) {
       const m = mm.space.lookup(oldAddr + off)
       if (!m) continue

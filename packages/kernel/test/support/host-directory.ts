@@ -1,7 +1,7 @@
 // A read-only view of a host directory for Vfs.mountHost in tests (the CLI's
 // --mount has its own; this package's src/ stays free of Node APIs).
 
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import type { HostDirectory } from '../../src/index.js'
 
@@ -18,12 +18,15 @@ export function nodeHostDirectory(root: string): HostDirectory {
     list: (p) => orNull(() => readdirSync(join(root, p)).sort()),
     stat: (p) =>
       orNull(() => {
-        const s = statSync(join(root, p))
+        const s = lstatSync(join(root, p))
+        const common = { size: s.size, perm: s.mode & 0o7777, mtime: Math.floor(s.mtimeMs / 1000) }
         return s.isDirectory()
-          ? { type: 'dir' as const, size: 0 }
+          ? { type: 'dir' as const, ...common }
           : s.isFile()
-            ? { type: 'file' as const, size: s.size }
-            : null
+            ? { type: 'file' as const, ...common }
+            : s.isSymbolicLink()
+              ? { type: 'symlink' as const, ...common, target: readlinkSync(join(root, p)) }
+              : null
       }),
     read: (p) => orNull(() => new Uint8Array(readFileSync(join(root, p)))),
   }

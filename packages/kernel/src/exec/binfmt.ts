@@ -1,0 +1,80 @@
+// What execve runs (fs/exec.c's search_binary_handler and
+// fs/binfmt_script.c): the file must be a regular file with an execute
+// bit (EACCES otherwise); one starting with "#!" names its interpreter,
+// which runs with the optional argument and the script's path before the
+// original arguments, up to five scripts deep (ELOOP past that); anything
+// else goes to binfmt_elf (exec-loader.ts).
+
+import { EACCES, ELOOP, ENOEXEC } from '../errno.js'
+import { Directory, RegularFile, type Vfs } from '../fs/vfs.js'
+import { utf8Decode } from '../utf8.js'
+import type { ExecImage } from './exec-loader.js'
+
+/** BINPRM_BUF_SIZE: how much of the file binfmt_script sees. */
+const BINPRM_BUF_SIZE = 256
+const MAX_DEPTH = 5
+
+export interface BinaryImage extends ExecImage {
+  /** The file that runs (the interpreter, for a script). */
+  path: string
+  argv: string[]
+}
+
+/** Open an executable as execve does (do_open_execat's checks): its image, or -errno. */
+export function openExec(
+  vfs: Vfs,
+  path: string,
+  cwd: Directory,
+): { file: RegularFile; bytes: Uint8Array } | number {
+  const node = vfs.lookup(path, cwd)
+  if (typeof node === 'number') return node
+  if (node instanceof Directory || !(node instanceof RegularFile)) return -EACCES
+  // Root may run a file with any execute bit (and no other).
+  if ((node.mode & 0o111) === 0) return -EACCES
+  return { file: node, bytes: node.contents() }
+}
+
+/**
+ * search_binary_handler: resolve scripts to their interpreters (argv
+ * rewritten as load_script does) down to the binary that really runs.
+ */
+export function resolveBinary(
+  vfs: Vfs,
+  path: string,
+  argv: readonly string[],
+  cwd: Directory,
+): BinaryImage | number {
+  let current = { path, argv: [...argv] }
+  for (let depth = 0; ; depth++) {
+    const img = openExec(vfs, current.path, cwd)
+    if (typeof img === 'number') return img
+    if (img.bytes[0] !== 0x23 || img.bytes[1] !== 0x21) return { ...img, ...current }
+    if (depth === MAX_DEPTH) return -ELOOP
+    const line = scriptLine(img.bytes)
+    if (typeof line === 'number') return line
+    // The interpreter, its one optional argument, then the script as execve named it, then argv[1..].
+    current = {
+      path: line.interpreter,
+      argv: [
+        line.interpreter,
+        ...(line.arg !== null ? [line.arg] : []),
+        current.path,
+        ...current.argv.slice(1),
+      ],
+    }
+  }
+}
+
+/** The "#!interpreter [arg]" line: the interpreter, and the rest of the line as one argument. */
+function scriptLine(bytes: Uint8Array): { interpreter: string; arg: string | null } | number {
+  const buf = bytes.subarray(2, BINPRM_BUF_SIZE)
+  const nl = buf.indexOf(0x0a)
+  const text = utf8Decode(nl < 0 ? buf : buf.subarray(0, nl)).replace(/\0.*$/s, '')
+  const trimmed = text.replace(/^[ \t]+/, '').replace(/[ \t]+$/, '')
+  if (trimmed === '') return -ENOEXEC
+  const sp = trimmed.search(/[ \t]/)
+  // An interpreter name cut off by the end of the buffer cannot be run (a cut argument is kept).
+  if (nl < 0 && sp < 0 && bytes.length > BINPRM_BUF_SIZE) return -ENOEXEC
+  if (sp < 0) return { interpreter: trimmed, arg: null }
+  return { interpreter: trimmed.slice(0, sp), arg: trimmed.slice(sp).replace(/^[ \t]+/, '') }
+}
