@@ -46,7 +46,7 @@ import {
 import { hcArg as arg, hcRet as ret } from './arch/hypercall.js'
 import { Traps } from './arch/traps.js'
 import { SyscallEntry } from './entry/common.js'
-import { ENOENT, ENOTDIR } from './errno.js'
+import { ENOENT, ENOSPC, ENOTDIR } from './errno.js'
 import { errnoMessage } from './errno-names.js'
 import { openExec, resolveBinary } from './exec/binfmt.js'
 import { ExecError, loadExecutable } from './exec/exec-loader.js'
@@ -267,6 +267,20 @@ export class Kernel {
         (d) => d.length,
       ),
     )
+    // /dev/zero and /dev/full read zeros (a write to full is ENOSPC); /dev/random and /dev/urandom read
+    // the kernel's seeded stream, so runs stay deterministic; /dev/tty is the console when it is a terminal.
+    const zeros = (count: number) => new Uint8Array(Math.min(count, 1 << 20))
+    dev.children.set('zero', new CharDevice(zeros, (d) => d.length))
+    dev.children.set('full', new CharDevice(zeros, () => -ENOSPC))
+    for (const name of ['random', 'urandom'])
+      dev.children.set(
+        name,
+        new CharDevice(
+          (count) => this.randomBytes(Math.min(count, 1 << 20)),
+          (d) => d.length,
+        ),
+      )
+    if (this.options.consoleIsTty) dev.children.set('tty', console)
     makeDevFd(dev, () => this.entry.serving?.files)
     this.vfs.mkdirp('/tmp')
     // The user and group databases a fresh Debian system starts with (root only, and nogroup/nobody):
