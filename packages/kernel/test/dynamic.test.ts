@@ -83,7 +83,14 @@ const cases: { name: string; argv: string[]; stdin?: string }[] = [
     name: 'a bash pipeline of dynamic programs',
     argv: ['/bin/bash', '-c', 'ls /usr/bin | sort | head -5 | wc -l'],
   },
-  { name: 'head -c of /dev/zero through od', argv: ['/bin/bash', '-c', 'head -c 16 /dev/zero | od -An -tx1; head -c 8 /dev/urandom | wc -c; echo x > /dev/null; echo $?'] },
+  {
+    name: 'head -c of /dev/zero through od',
+    argv: [
+      '/bin/bash',
+      '-c',
+      'head -c 16 /dev/zero | od -An -tx1; head -c 8 /dev/urandom | wc -c; echo x > /dev/null; echo $?',
+    ],
+  },
   { name: 'bash with a missing command', argv: ['/bin/bash', '-c', 'no-such-command-xyz; echo "status $?"'] },
 ]
 
@@ -132,12 +139,15 @@ describe.skipIf(!dynamic)(`dynamically linked programs (${LDSO})`, () => {
     },
   )
 
-  it.runIf(have('/usr/bin/od'))('/dev/urandom is the kernel\'s seeded stream: two runs read the same bytes', () => {
-    const argv = ['/usr/bin/od', '-An', '-tx1', '-N16', '/dev/urandom']
-    const first = emulated(argv)
-    expect(first.stdout).toMatch(/^( [0-9a-f]{2}){16}\n$/)
-    expect(emulated(argv).stdout).toBe(first.stdout)
-  })
+  it.runIf(have('/usr/bin/od'))(
+    "/dev/urandom is the kernel's seeded stream: two runs read the same bytes",
+    () => {
+      const argv = ['/usr/bin/od', '-An', '-tx1', '-N16', '/dev/urandom']
+      const first = emulated(argv)
+      expect(first.stdout).toMatch(/^( [0-9a-f]{2}){16}\n$/)
+      expect(emulated(argv).stdout).toBe(first.stdout)
+    },
+  )
 
   it('a #! script runs its interpreter with the optional argument and its own path; a file without x is EACCES', () => {
     const dir = mkdtempSync(join(tmpdir(), 'probekit-script-'))
