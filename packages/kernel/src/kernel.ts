@@ -53,6 +53,8 @@ import { makeDevFd } from './fs/dev-fd.js'
 import { FileIo } from './fs/file-io.js'
 import { FdTable, O_RDWR, OpenFile } from './fs/files.js'
 import { GuestFiles } from './fs/guest-file.js'
+import { saveExecLayout } from './fs/proc/exec-layout.js'
+import { mountProc } from './fs/proc/root.js'
 import { CharDevice, RegularFile, Vfs } from './fs/vfs.js'
 import { type GuestImage, loadGuestImage } from './guest-image.js'
 import { registerHandleMmFault } from './mm/fault.js'
@@ -266,6 +268,7 @@ export class Kernel {
       ),
     )
     makeDevFd(dev, () => this.entry.serving?.files)
+    mountProc(this)
     this.vfs.mkdirp('/tmp')
     // The user and group databases a fresh Debian system starts with (root only, and nogroup/nobody):
     // programs look their names up (tar headers, ls -l, id, whoami). Files, so a program may replace them.
@@ -302,6 +305,7 @@ export class Kernel {
       pageCache: this.pageCache,
       file: node,
     })
+    saveExecLayout(this.vfs, task.cwd, path, node, mm, prog.sp)
     task.setReg('ip', prog.entry)
     task.setReg('sp', prog.sp)
     task.setReg('cs', 0x33)

@@ -5,6 +5,7 @@
 import { newX87State, restoreX87State, x87State } from '@probekit/x86-emu'
 import { HC_EXECVE } from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
+import { saveExecLayout } from '../fs/proc/exec-layout.js'
 import { RegularFile } from '../fs/vfs.js'
 import type { Kernel } from '../kernel.js'
 import { readUserU64, strncpyFromUser } from '../mm/user-memory.js'
@@ -45,6 +46,7 @@ export function execTask(ctx: SyscallContext, path: string): number {
     mm.release()
     throw e
   }
+  saveExecLayout(kernel.vfs, task.cwd, path, node, mm, prog.sp)
   // exec_mm_release: robust futexes are released and the rseq registration dropped with the old image.
   exitRobustList(kernel, task)
   task.rseq = null

@@ -15,6 +15,8 @@ export const S_IFIFO = 0o010000
 export const S_IFLNK = 0o120000
 
 let nextIno = 1
+/** get_next_ino: a fresh inode number, for file systems whose inodes are made elsewhere (/proc). */
+export const getNextIno = (): number => nextIno++
 
 export interface Inode {
   readonly ino: number

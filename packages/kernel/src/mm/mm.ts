@@ -3,6 +3,7 @@
 
 import { AddressSpace, type FrameAllocator, type PhysicalMemory } from '@probekit/x86-emu'
 import { TASK_SIZE } from '../abi.js'
+import type { ExecLayout } from '../fs/proc/exec-layout.js'
 import type { RegularFile } from '../fs/vfs.js'
 
 export const PAGE = 4096
@@ -38,6 +39,8 @@ export class Mm {
   users = 1
   /** MMF_DUMPABLE (prctl PR_SET_DUMPABLE): 1 for a fresh mm, inherited by fork. */
   dumpable = 1
+  /** What exec laid out (exe_file, arg_start .. env_end, saved_auxv): /proc/PID reads it. */
+  execLayout: ExecLayout | null = null
 
   constructor(
     readonly memory: PhysicalMemory,
@@ -191,6 +194,7 @@ export class Mm {
     child.brk = this.brk
     child.mmapBase = this.mmapBase
     child.dumpable = this.dumpable
+    child.execLayout = this.execLayout
     try {
       this.space.forEachMapping((va, m) => {
         const vma = this.findVma(va)
