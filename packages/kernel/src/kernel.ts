@@ -55,6 +55,8 @@ import { makeDevFd } from './fs/dev-fd.js'
 import { FileIo } from './fs/file-io.js'
 import { FdTable, O_RDWR, OpenFile } from './fs/files.js'
 import { GuestFiles } from './fs/guest-file.js'
+import { saveExecLayout } from './fs/proc/exec-layout.js'
+import { mountProc } from './fs/proc/root.js'
 import { CharDevice, Directory, RegularFile, Vfs } from './fs/vfs.js'
 import { type GuestImage, loadGuestImage } from './guest-image.js'
 import { registerHandleMmFault } from './mm/fault.js'
@@ -282,6 +284,7 @@ export class Kernel {
       )
     if (this.options.consoleIsTty) dev.children.set('tty', console)
     makeDevFd(dev, () => this.entry.serving?.files)
+    mountProc(this)
     this.vfs.mkdirp('/tmp')
     // The user and group databases a fresh Debian system starts with (root only, and nogroup/nobody):
     // programs look their names up (tar headers, ls -l, id, whoami). Files, so a program may replace them.
@@ -336,6 +339,7 @@ export class Kernel {
     task.pgid = pid // the first process leads its own session and process group, like init
     task.sid = pid
     task.rlimits = defaultRlimits(this.machine.memory.size)
+    if (bin.file) saveExecLayout(this.vfs, cwd, bin.path, bin.file, mm, prog.sp)
     task.setReg('ip', prog.entry)
     task.setReg('sp', prog.sp)
     task.setReg('cs', 0x33)

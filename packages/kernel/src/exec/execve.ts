@@ -5,6 +5,7 @@
 import { newX87State, restoreX87State, x87State } from '@probekit/x86-emu'
 import { HC_EXECVE } from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
+import { saveExecLayout } from '../fs/proc/exec-layout.js'
 import type { Kernel } from '../kernel.js'
 import { readUserU64, strncpyFromUser } from '../mm/user-memory.js'
 import { exitRobustList } from '../process/robust-futex.js'
@@ -44,6 +45,8 @@ export function execTask(ctx: SyscallContext, path: string): number {
     if (e instanceof ExecError) return -e.errno
     throw e
   }
+  // /proc/PID/exe is the file that runs (a script's interpreter).
+  if (bin.file) saveExecLayout(kernel.vfs, task.cwd, bin.path, bin.file, mm, prog.sp)
   // exec_mm_release: robust futexes are released and the rseq registration dropped with the old image.
   exitRobustList(kernel, task)
   task.rseq = null

@@ -15,6 +15,8 @@ export const S_IFIFO = 0o010000
 export const S_IFLNK = 0o120000
 
 let nextIno = 1
+/** get_next_ino: a fresh inode number, for file systems whose inodes are made elsewhere (/proc). */
+export const getNextIno = (): number => nextIno++
 
 export interface Inode {
   readonly ino: number
@@ -108,7 +110,7 @@ export class Directory implements Inode {
   mtime = 0
   /** In a read-only mount: creating, removing or renaming entries is EROFS. */
   readOnly = false
-  private readonly entries = new Map<string, Inode>()
+  private readonly own = new Map<string, Inode>()
   /** Entries not read yet: a host directory's, read on first use (one level at a time). */
   private pending: ((into: Map<string, Inode>) => void)[] = []
   constructor(public parent: Directory | null = null) {}
@@ -116,14 +118,14 @@ export class Directory implements Inode {
     if (this.pending.length > 0) {
       const fills = this.pending
       this.pending = []
-      for (const fill of fills) fill(this.entries)
+      for (const fill of fills) fill(this.own)
     }
-    return this.entries
+    return this.own
   }
   /** Forget every entry (a mount covers the directory). */
   reset(): void {
     this.pending = []
-    this.entries.clear()
+    this.own.clear()
   }
   /** Lay more entries under this directory's own, read when first needed; a name it has already wins. */
   underlay(fill: (into: Map<string, Inode>) => void): void {

@@ -3,6 +3,7 @@
 
 import { AddressSpace, type FrameAllocator, type PhysicalMemory } from '@probekit/x86-emu'
 import { TASK_SIZE } from '../abi.js'
+import type { ExecLayout } from '../fs/proc/exec-layout.js'
 import type { RegularFile } from '../fs/vfs.js'
 import type { PageCache } from './page-cache.js'
 
@@ -51,6 +52,8 @@ export class Mm {
    * private copy made from the host side), so no CPU may go on using the old one.
    */
   tlbShootdown: ((va: number) => void) | null = null
+  /** What exec laid out (exe_file, arg_start .. env_end, saved_auxv): /proc/PID reads it. */
+  execLayout: ExecLayout | null = null
 
   constructor(
     readonly memory: PhysicalMemory,
@@ -251,6 +254,7 @@ export class Mm {
     child.dumpable = this.dumpable
     child.pageCache = this.pageCache
     child.tlbShootdown = this.tlbShootdown
+    child.execLayout = this.execLayout
     try {
       this.space.forEachMapping((va, m) => {
         const vma = this.findVma(va)
