@@ -149,6 +149,22 @@ describe.skipIf(!dynamic)(`dynamically linked programs (${LDSO})`, () => {
     },
   )
 
+  it.runIf(have('/usr/bin/cat'))(
+    '/proc/self/maps of a dynamic program lists it, ld.so, libc, [heap] and [stack] with their permissions and offsets',
+    () => {
+      const { stdout, status } = emulated(['/usr/bin/cat', '/proc/self/maps'])
+      expect(status).toBe(0)
+      const line = (re: RegExp) => stdout.split('\n').find((l) => re.test(l))
+      // The program's text: r-xp at its file offset; ld.so's and libc's text likewise.
+      expect(line(/^5555[0-9a-f]+-[0-9a-f]+ r-xp [0-9a-f]{8} \d\d:\d\d \d+ +\/usr\/bin\/cat$/)).toBeDefined()
+      expect(line(/ r-xp [0-9a-f]{8} \d\d:\d\d \d+ +\/.*ld-linux-x86-64\.so\.2$/)).toBeDefined()
+      expect(line(/ r-xp [0-9a-f]{8} \d\d:\d\d \d+ +\/.*libc\.so\.6$/)).toBeDefined()
+      expect(line(/ rw-p [0-9a-f]{8} \d\d:\d\d \d+ +\/.*libc\.so\.6$/)).toBeDefined()
+      expect(line(/ rw-p 00000000 00:00 0 +\[heap\]$/)).toBeDefined()
+      expect(line(/ rw-p 00000000 00:00 0 +\[stack\]$/)).toBeDefined()
+    },
+  )
+
   it('a #! script runs its interpreter with the optional argument and its own path; a file without x is EACCES', () => {
     const dir = mkdtempSync(join(tmpdir(), 'probekit-script-'))
     const script = join(dir, 'args.sh')
