@@ -108,6 +108,8 @@ export const TASK_NORMAL = TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE
 export const _TIF_SYSCALL_TRACE = 0x1
 export const _TIF_NOTIFY_RESUME = 0x2
 export const _TIF_SIGPENDING = 0x4
+/** user_enable_single_step: the syscall instruction's own step trap is masked, so its exit reports it. */
+export const _TIF_SINGLESTEP = 0x8
 /** struct inactive_task_frame: r15 r14 r13 r12 bx bp, then the return address. */
 export const FRAME_RET_ADDR = 48
 export const INACTIVE_TASK_FRAME_SIZE = 56

@@ -37,10 +37,13 @@ export const ENOTEMPTY = 39
 export const ELOOP = 40
 export const ENOTSOCK = 88
 export const EPROTONOSUPPORT = 93
+export const EOPNOTSUPP = 95
 export const EAFNOSUPPORT = 97
 export const ENOTCONN = 107
 export const ETIMEDOUT = 110
 export const ECONNREFUSED = 111
+export const EALREADY = 114
+export const EINPROGRESS = 115
 
 // Kernel-internal restart codes: a sleep a signal cut short returns one; the
 // signal code turns it into EINTR or restarts the call (arch_do_signal_or_restart).

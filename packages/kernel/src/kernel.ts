@@ -169,7 +169,16 @@ export class Kernel {
     this.traps = new Traps(this)
     this.entry = new SyscallEntry(this)
     this.fileIo = new FileIo(this)
-    this.tracehooks = new Tracehooks(this.sched)
+    const sched = this.sched
+    this.tracehooks = new Tracehooks({
+      setSyscallTrace: (t, on) => sched.setSyscallTrace(t, on),
+      notifyResume: (t) => sched.notifyResume(t),
+      signalWakeUp: (t) => sched.signalWakeUp(t),
+      hold: (t) => sched.hold(t),
+      release: (t) => sched.release(t),
+      setUserSingleStep: (t, on) => sched.setUserSingleStep(t, on),
+      pushBackSignal: (t, info) => this.signals.pushBackSignal(t, info),
+    })
     registerCopyProcess(this)
     registerExecve(this)
     registerHandleMmFault(this)
@@ -287,15 +296,15 @@ export class Kernel {
     mountProc(this)
     this.vfs.mkdirp('/tmp')
     // The user and group databases a fresh Debian system starts with (root only, and nogroup/nobody):
-    // programs look their names up (tar headers, ls -l, id, whoami). Files, so a program may replace them.
-    this.vfs.writeFile(
+    // programs look their names up (tar headers, ls -l, id, whoami). Files, so a program may replace them;
+    // a host tree laid under /etc (probekit run's) brings the host's own instead.
+    this.vfs.writeDefaultFile(
       '/etc/passwd',
       utf8Encode(
         'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
       ),
-      0o644,
     )
-    this.vfs.writeFile('/etc/group', utf8Encode('root:x:0:\nnogroup:x:65534:\n'), 0o644)
+    this.vfs.writeDefaultFile('/etc/group', utf8Encode('root:x:0:\nnogroup:x:65534:\n'))
   }
 
   /**

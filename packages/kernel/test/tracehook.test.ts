@@ -124,9 +124,11 @@ describe('tracehooks', () => {
       const seen: number[] = []
       const sh = k.spawn(BUSYBOX, ['sh', '-c', script])
       k.tracehooks.attach(sh, {
-        reportSignal: (_t, _regs, info) => {
-          seen.push(info.signo)
-          return discard && info.signo === 10 ? { action: 'ignore' } : undefined
+        getSignal: (_t, _regs, dequeue) => {
+          const d = dequeue()
+          if (!d) return { kind: 'none' }
+          seen.push(d.info.signo)
+          return discard && d.info.signo === 10 ? { kind: 'none' } : { kind: 'deliver', ...d }
         },
       })
       return { status: k.run(1_000_000_000).exit?.status, out: out(), seen }
@@ -137,9 +139,10 @@ describe('tracehooks', () => {
     expect(discarded).toEqual({ status: 0, out: 'survived\n', seen: [10] })
   })
 
-  it('a stop request holds a task at a safe point, ending an interruptible sleep for it; resume lets it finish', () => {
+  it('a tracer stops a running task at the return-to-user safe point, and a sleeping one through the signal path (its read restarts); wake lets both finish', () => {
     const { k, out } = boot({ '/bin/pingpong': fixture('pingpong') })
-    const quiesced: number[] = []
+    const stopped: string[] = []
+    const wantStop = new Set<Task>()
     const parent = k.spawn('/bin/pingpong', ['pingpong', 'pipe', '300'])
     let child: Task | null = null
     const tracer: TaskTracer = {
@@ -147,23 +150,38 @@ describe('tracehooks', () => {
         child = c
         k.tracehooks.attach(c, tracer)
       },
-      reportQuiesce: (t) => void quiesced.push(t.pid),
+      // tracehook_notify_resume: the running one stops on its way to user mode.
+      reportResume: (t) => {
+        if (!wantStop.delete(t)) return
+        stopped.push(`resume ${t.pid}`)
+        k.tracehooks.stop(t)
+      },
+      // The sleeping one: its sleep ends as for a signal, and get_signal stops it (nothing is delivered).
+      sigpendingForced: (t) => wantStop.has(t),
+      getSignal: (t) => {
+        if (!wantStop.delete(t)) return undefined
+        stopped.push(`signal ${t.pid}`)
+        k.tracehooks.stop(t)
+        return { kind: 'none' }
+      },
     }
     k.tracehooks.attach(parent, tracer)
     let guard = 0
     while (!child && guard++ < 1000) k.run(5_000)
     k.run(200_000) // the ping-pong under way
     const c = child as unknown as Task
-    // Hold the child first; the parent then waits in read for an answer that cannot come.
-    k.tracehooks.requestStop(c)
+    // Stop the child first; the parent then waits in read for an answer that cannot come.
+    wantStop.add(c)
+    k.tracehooks.notifyResume(c)
     k.run(2_000_000)
     expect(c.state).toBe('traced')
     expect(parent.state).toBe('sleeping')
-    // The parent's sleep ends for the stop: its read is to be restarted (the frame rewound to the
-    // syscall instruction, rax = the call's number again), and it is held at the safe point.
-    k.tracehooks.requestStop(parent)
+    // The parent's sleep ends: its read is to be restarted (the frame rewound to the syscall
+    // instruction, rax = the call's number again), and it is held in get_signal.
+    wantStop.add(parent)
+    k.tracehooks.signalWakeUp(parent)
     k.run(2_000_000)
-    expect(quiesced).toEqual([c.pid, parent.pid])
+    expect(stopped).toEqual([`resume ${c.pid}`, `signal ${parent.pid}`])
     expect(parent.state).toBe('traced')
     expect(parent.getReg('orig_ax')).toBe(0)
     expect(parent.getReg('ax')).toBe(0)
@@ -171,38 +189,44 @@ describe('tracehooks', () => {
     expect([...copyFromUser(parent.mm, ip, 2)]).toEqual([0x0f, 0x05]) // syscall
     // Nothing runs to the end while both are held.
     expect(k.run(5_000_000).exit).toBeNull()
-    k.tracehooks.resume(parent)
-    k.tracehooks.resume(c)
+    k.tracehooks.wake(parent)
+    k.tracehooks.wake(c)
     expect(k.run(2_000_000_000).exit?.status).toBe(0)
     expect(out()).toBe('pipe 300\n')
   })
 
-  it('user single-step: a held task steps one instruction; the trap reaches the tracer as SIGTRAP, which it keeps from the program', () => {
+  it('a task stopped at syscall entry waits before the call and is asked again when woken; stepping it then traps right after the call (the step is the syscall), and the tracer keeps the SIGTRAP from the program', () => {
     const { k } = boot({ '/bin/t': GETPID_EXIT })
     const t = k.spawn('/bin/t', ['t'])
     const traps: { signo: number; trapno?: number; ip: number }[] = []
-    let stepping = false
+    const entries: { nr: number; resumed: boolean }[] = []
     k.tracehooks.attach(t, {
-      reportSyscallEntry: (task) => {
-        // At getpid's entry: stop here, then step.
-        if (task.getReg('orig_ax') === 39 && !stepping) k.tracehooks.requestStop(task)
+      reportSyscallEntry: (task, regs, resumed) => {
+        entries.push({ nr: regs.get('orig_ax'), resumed })
+        if (regs.get('orig_ax') === 39 && !resumed) k.tracehooks.stop(task)
       },
-      reportQuiesce: (task) => {
-        stepping = true
-        k.tracehooks.userEnableSingleStep(task)
-      },
-      reportSignal: (task, regs, info) => {
-        traps.push({ signo: info.signo, trapno: info.trapno, ip: regs.get('ip') })
+      getSignal: (task, regs, dequeue) => {
+        const d = dequeue()
+        if (!d) return undefined
+        traps.push({ signo: d.info.signo, trapno: d.info.trapno, ip: regs.get('ip') })
         k.tracehooks.userDisableSingleStep(task)
-        return { action: 'ignore' }
+        return { kind: 'none' }
       },
     })
     k.run(1_000_000)
     expect(t.state).toBe('traced')
-    k.tracehooks.resume(t)
+    expect(entries).toEqual([{ nr: 39, resumed: false }])
+    k.tracehooks.userEnableSingleStep(t)
+    k.tracehooks.wake(t)
     expect(k.run(10_000_000).exit?.status).toBe(1)
-    // One instruction after the syscall (mov edi, eax: 2 bytes), the #DB arrived as SIGTRAP and went no further.
+    expect(entries).toEqual([
+      { nr: 39, resumed: false },
+      { nr: 39, resumed: true },
+      { nr: 60, resumed: false },
+    ])
+    // The stepped instruction is the syscall itself: the CPU masks TF on entry, so the kernel reports the
+    // step on the way out (user_single_step_report), at the instruction after it; the tracer kept it.
     const entry = new DataView(GETPID_EXIT.buffer).getUint32(24, true)
-    expect(traps).toEqual([{ signo: 5, trapno: 1, ip: entry + 7 + 2 }])
+    expect(traps).toEqual([{ signo: 5, trapno: 1, ip: entry + 7 }])
   })
 })

@@ -1,2 +1,8 @@
-// Placeholder: this package's content arrives with its own issue (see shared/DESIGN.md).
-export {}
+// @probekit/utrace: per-thread tracing engines over @probekit/kernel tasks
+// (utrace, API version 20091216).
+
+export * from './constants.js'
+export * from './engine.js'
+export type * from './engine-ops.js'
+export * from './examiner.js'
+export * from './utrace.js'

@@ -303,6 +303,33 @@ describe('privilege', () => {
     expect(c.cs).toBe(0x2b)
     expect(r.machine.counters[0].modeSwitches).toBe(2)
   })
+
+  it('a single-stepped syscall takes no #DB on the kernel entry (FMASK clears TF); the next user instruction after sysretq traps', () => {
+    const r = new Rig()
+    const c = r.cpu
+    writeMsr(c, MSR_STAR, (0x10n << 32n) | (0x1bn << 48n))
+    writeMsr(c, MSR_LSTAR, BigInt.asUintN(64, BigInt(KERNEL_BASE)))
+    writeMsr(c, MSR_FMASK, BigInt(IF | TF))
+    // kernel: mov eax, 42; sysretq (r11 still holds the user flags, TF included)
+    r.load(KERNEL_BASE, [0xb8, ...le32(42), 0x48, 0x0f, 0x07], {})
+    // user: syscall; inc eax; inc eax
+    r.load(USER_CODE, [0x0f, 0x05, 0xff, 0xc0, 0xff, 0xc0, HLT], { user: true })
+    r.enterUser(0, USER_CODE)
+    c.rflags = IF | TF
+    const traps: { rip: number; cpl: number }[] = []
+    r.machine.trapHandler = (cpu, ev) => {
+      if (ev.vector !== Vector.DB) return 'stop'
+      traps.push({ rip: cpu.rip, cpl: cpu.cpl })
+      return 'handled'
+    }
+    r.machine.run({ maxInstructions: 5 })
+    // No trap in ring 0; one after each user instruction past the syscall.
+    expect(traps.slice(0, 2)).toEqual([
+      { rip: USER_CODE + 4, cpl: 3 },
+      { rip: USER_CODE + 6, cpl: 3 },
+    ])
+    expect(c.getReg(0)).toBe(44n)
+  })
 })
 
 describe('debug registers', () => {

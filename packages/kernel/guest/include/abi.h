@@ -109,7 +109,7 @@
 #define HC_SIGNAL		0x118	/* regs -> 0, or a wait status: the task dies of a signal */
 #define HC_NOTIFY_RESUME	0x119	/* regs: return-to-user work (rseq) */
 #define HC_VFORK_WAIT		0x11a	/* child -> 0 done, -EWOULDSLEEP until the child execs or exits */
-#define HC_SYSCALL_TRACE_ENTER	0x11b	/* regs: tracehook_report_syscall_entry (orig_ax -1 after it: skip the call) */
+#define HC_SYSCALL_TRACE_ENTER	0x11b	/* regs, resumed: tracehook_report_syscall_entry (orig_ax -1 after it: skip the call; 1: stopped, report again when woken) */
 #define HC_SYSCALL_TRACE_EXIT	0x11c	/* regs: tracehook_report_syscall_exit */
 #define HC_FDGET		0x11d	/* fd -> current's struct file * for fd | FDPUT_FPUT if a reference was taken, or 0 (EBADF) */
 #define HC_FPUT			0x11e	/* file: drop the reference __fdget took */
@@ -150,9 +150,11 @@
 #define TIF_SYSCALL_TRACE	0
 #define TIF_NOTIFY_RESUME	1
 #define TIF_SIGPENDING		2
+#define TIF_SINGLESTEP		3	/* a tracer steps the task: a stepped syscall reports its own trap */
 #define _TIF_SYSCALL_TRACE	0x1
 #define _TIF_NOTIFY_RESUME	0x2
 #define _TIF_SIGPENDING		0x4
+#define _TIF_SINGLESTEP		0x8
 /* struct inactive_task_frame (what __switch_to_asm leaves on a switched-out stack) */
 #define FRAME_R15		0
 #define FRAME_R14		8

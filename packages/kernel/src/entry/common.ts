@@ -8,6 +8,8 @@
 import { type Cpu, OutOfMemory } from '@probekit/x86-emu'
 import {
   _TIF_NOTIFY_RESUME,
+  _TIF_SINGLESTEP,
+  _TIF_SYSCALL_TRACE,
   HC_NOTIFY_RESUME,
   HC_SYSCALL,
   HC_SYSCALL_TRACE_ENTER,
@@ -22,7 +24,12 @@ import type { Kernel } from '../kernel.js'
 import { BadAddress } from '../mm/user-memory.js'
 import { rseqHandleNotifyResume } from '../sched/rseq.js'
 import type { Task } from '../sched/task.js'
+import { SIGTRAP } from '../signal/signals.js'
 import { type SyscallContext, type SyscallResult, syscallName, syscallTable } from '../syscalls.js'
+
+const X86_EFLAGS_TF = 0x100
+/** si_code of a SIGTRAP for a breakpoint or a reported step (asm-generic/siginfo.h). */
+const TRAP_BRKPT = 1
 
 export class SyscallEntry {
   /** The task whose system call the host is serving now ("current" for /dev/fd). */
@@ -40,11 +47,21 @@ export class SyscallEntry {
       ret(c, r)
     })
     m.registerHypercall(HC_SYSCALL_TRACE_ENTER, (c) => {
-      k.tracehooks.reportSyscallEntry(k.current(c), k.frame(arg(c, 0)))
-      ret(c, 0)
+      const task = k.current(c)
+      const abort = k.tracehooks.reportSyscallEntry(task, k.frame(arg(c, 0)), arg(c, 1) !== 0)
+      // Stopped here: the guest waits in TASK_TRACED and reports again once woken.
+      ret(c, task.state === 'traced' ? 1 : abort ? 2 : 0)
     })
     m.registerHypercall(HC_SYSCALL_TRACE_EXIT, (c) => {
-      k.tracehooks.reportSyscallExit(k.current(c), k.frame(arg(c, 0)))
+      const task = k.current(c)
+      const frame = k.frame(arg(c, 0))
+      if ((task.tif & _TIF_SYSCALL_TRACE) !== 0) k.tracehooks.reportSyscallExit(task, frame)
+      // A stepped syscall: the CPU took no trap for it (FMASK cleared TF), so the step is reported here,
+      // as Linux's user_single_step_report does: SIGTRAP (TRAP_BRKPT) at the instruction after it.
+      if ((task.tif & _TIF_SINGLESTEP) !== 0 && (frame.get('flags') & X86_EFLAGS_TF) !== 0) {
+        k.signals.sendSignal(c, task, { signo: SIGTRAP, code: TRAP_BRKPT, trapno: 1, err: 0 })
+        k.signals.recalcSigpending(task)
+      }
       ret(c, 0)
     })
     m.registerHypercall(HC_NOTIFY_RESUME, (c) => {
@@ -52,7 +69,7 @@ export class SyscallEntry {
       const frame = k.frame(arg(c, 0))
       k.guestTasks.clearTif(task, _TIF_NOTIFY_RESUME)
       rseqHandleNotifyResume(k, c, task, frame)
-      k.tracehooks.notifyResume(task, frame)
+      k.tracehooks.notifyResumeReport(task, frame)
       ret(c, 0)
     })
   }

@@ -3,18 +3,17 @@
 // xattr calls answer as a file system without them does (EOPNOTSUPP),
 // which ls and cp take as "no ACL, no label".
 
-import { EINVAL, ENAMETOOLONG } from '../errno.js'
+import { EINVAL, ENAMETOOLONG, EOPNOTSUPP } from '../errno.js'
 import { copyToUser, strncpyFromUser } from '../mm/user-memory.js'
 import type { SyscallContext, SyscallDef } from '../syscalls.js'
 import { fileOf } from './files.js'
 import { lookupAt } from './namei.js'
-import { type Inode, S_IFMT, S_IFREG } from './vfs.js'
+import { type Inode, inodeBlocks } from './vfs.js'
 
 const AT_SYMLINK_NOFOLLOW = 0x100
 const AT_EMPTY_PATH = 0x1000
 /** STATX_BASIC_STATS: type, mode, nlink, uid, gid, atime, mtime, ctime, ino, size, blocks. */
 const STATX_BASIC_STATS = 0x7ff
-const EOPNOTSUPP = 95
 
 /** struct statx (256 bytes). */
 function statxBuf(node: Inode): Uint8Array {
@@ -24,11 +23,12 @@ function statxBuf(node: Inode): Uint8Array {
   v.setUint32(0, STATX_BASIC_STATS, true) // stx_mask
   v.setUint32(4, 4096, true) // stx_blksize
   v.setUint32(16, node.nlink, true)
+  v.setUint32(20, node.uid ?? 0, true)
+  v.setUint32(24, node.gid ?? 0, true)
   v.setUint16(28, node.mode, true)
   u64(32, node.ino)
   u64(40, node.size())
-  // As stat's st_blocks: whole pages of a regular file's data, in 512-byte units.
-  u64(48, (node.mode & S_IFMT) === S_IFREG ? Math.ceil(node.size() / 4096) * 8 : 0)
+  u64(48, inodeBlocks(node)) // as stat's st_blocks
   // stx_atime, stx_btime, stx_ctime, stx_mtime: the one time the inode keeps (btime is not in the mask).
   for (const o of [64, 96, 112]) u64(o, node.mtime)
   v.setUint32(140, 1, true) // stx_dev_minor: the one device, as stat's st_dev

@@ -58,7 +58,9 @@ export class TaskExit {
     if (task.state === 'zombie') return
     const k = this.kernel
     const { sched, signals, tracehooks } = k
-    tracehooks.reportExit(task, signal ? signal : code << 8)
+    const status = tracehooks.reportExit(task, signal ? signal : code << 8)
+    code = (status >> 8) & 0xff
+    signal = status & 0x7f
     // mm_release: robust futexes first, then the CLONE_CHILD_CLEARTID word.
     exitRobustList(k, task)
     if (task.clearChildTid) {
@@ -98,7 +100,7 @@ export class TaskExit {
       autoreap = act.handler === SIG_IGN || (act.flags & 2) !== 0
       signals.sendSignal(c, parent, { signo: SIGCHLD, code: signal ? 2 : 1, pid: task.pid }) // CLD_KILLED / CLD_EXITED
     }
-    tracehooks.reportDeath(task, this.groupDead(task))
+    tracehooks.reportDeath(task, this.groupDead(task), signal)
     if (autoreap) this.reap(task)
     if (k.current(c) === task) sched.setNeedResched(c)
     else if (!sched.isCurrentAnywhere(task)) sched.releaseTaskStack(task)

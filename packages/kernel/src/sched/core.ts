@@ -12,6 +12,8 @@ import {
   __TASK_STOPPED,
   __TASK_TRACED,
   _TIF_NOTIFY_RESUME,
+  _TIF_SIGPENDING,
+  _TIF_SINGLESTEP,
   _TIF_SYSCALL_TRACE,
   HC_PICK_NEXT_TASK,
   HC_PUT_TASK_STACK,
@@ -38,7 +40,6 @@ import { FdTable } from '../fs/files.js'
 import { directMap } from '../guest-image.js'
 import type { Kernel } from '../kernel.js'
 import type { Mm } from '../mm/mm.js'
-import type { TracehookKernel } from '../trace/tracehook.js'
 import { rseqPreempt } from './rseq.js'
 import { Task, type TaskState } from './task.js'
 
@@ -50,7 +51,7 @@ export interface Runqueue {
   idle: Task
 }
 
-export class Scheduler implements TracehookKernel {
+export class Scheduler {
   readonly rq: Runqueue[] = []
   /** Tasks asleep in the guest (switched out in TASK_INTERRUPTIBLE / TASK_KILLABLE), in the order they slept. */
   private readonly sleepers = new Set<Task>()
@@ -241,9 +242,16 @@ export class Scheduler implements TracehookKernel {
     else this.kernel.guestTasks.clearTif(task, _TIF_SYSCALL_TRACE)
   }
 
-  /** Make the task reach a safe point soon: out of an interruptible sleep, off user mode on its CPU. */
+  /** set_notify_resume: the task passes the return-to-user safe point soon (a sleep goes on). */
   notifyResume(task: Task): void {
     this.kernel.guestTasks.setTif(task, _TIF_NOTIFY_RESUME)
+    const cpu = this.cpuOf(task)
+    if (cpu >= 0) this.kernel.machine.interrupt(cpu, TIMER_VECTOR)
+  }
+
+  /** signal_wake_up: the signal path soon - out of an interruptible sleep, off user mode on its CPU. */
+  signalWakeUp(task: Task): void {
+    this.kernel.guestTasks.setTif(task, _TIF_SIGPENDING)
     const cpu = this.cpuOf(task)
     if (cpu >= 0) this.kernel.machine.interrupt(cpu, TIMER_VECTOR)
     else if (task.state === 'sleeping' && this.kernel.wait.shouldWake(task)) {
@@ -269,10 +277,15 @@ export class Scheduler implements TracehookKernel {
     this.kickIdleCpu()
   }
 
-  /** user_enable_single_step: TF in the user flags it returns to (the trap arrives as SIGTRAP). */
+  /**
+   * user_enable_single_step: TF in the user flags it returns to (the trap arrives as SIGTRAP), and
+   * TIF_SINGLESTEP, by which a stepped syscall reports its own trap on its way out.
+   */
   setUserSingleStep(task: Task, on: boolean): void {
     const flags = task.getReg('flags')
     task.setReg('flags', on ? flags | 0x100 : flags & ~0x100)
+    if (on) this.kernel.guestTasks.setTif(task, _TIF_SINGLESTEP)
+    else this.kernel.guestTasks.clearTif(task, _TIF_SINGLESTEP)
   }
 
   // ------------------------------------------------------------------ the guest's leaves

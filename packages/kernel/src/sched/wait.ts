@@ -40,11 +40,11 @@ export class Wait {
     return -EWOULDSLEEP
   }
 
-  /** signal_pending_state: does a signal (or a tracer's stop, as utrace's signal_wake_up) end a sleep in this state? */
+  /** signal_pending_state: does a signal (or a tracer's forced signal path, utrace's INTERRUPT) end a sleep in this state? */
   signalInterrupts(t: Task, state: number): boolean {
     if (t.state === 'zombie' || t.pendingKill !== 0) return true
     if ((state & TASK_INTERRUPTIBLE) !== 0)
-      return hasDeliverableSignal(t) || this.kernel.tracehooks.stopPending(t)
+      return hasDeliverableSignal(t) || this.kernel.tracehooks.sigpendingForced(t)
     if ((state & TASK_WAKEKILL) !== 0) return t.pending.has(SIGKILL)
     return false
   }

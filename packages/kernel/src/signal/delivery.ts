@@ -13,6 +13,7 @@ import { EINTR, ERESTART_RESTARTBLOCK, ERESTARTNOHAND, ERESTARTNOINTR, ERESTARTS
 import type { Kernel, PtRegsFrame } from '../kernel.js'
 import { rseqSignalDeliver } from '../sched/rseq.js'
 import type { Task } from '../sched/task.js'
+import type { DequeuedSignal } from '../trace/tracehook.js'
 import {
   bit,
   defaultAction,
@@ -30,6 +31,7 @@ import {
   SIGTSTP,
   SIGTTIN,
   SIGTTOU,
+  type SigAction,
   type SigInfo,
   sanitizeMask,
   setupRtFrame,
@@ -42,7 +44,11 @@ export class SignalDelivery {
 
   /** recalc_sigpending: TIF_SIGPENDING iff a signal the mask lets through is pending (or the task must die). */
   recalcSigpending(t: Task): void {
-    if (t.pendingKill !== 0 || (t.pending.size > 0 && hasDeliverableSignal(t)))
+    if (
+      t.pendingKill !== 0 ||
+      (t.pending.size > 0 && hasDeliverableSignal(t)) ||
+      this.kernel.tracehooks.sigpendingForced(t)
+    )
       this.kernel.guestTasks.setTif(t, _TIF_SIGPENDING)
     else this.kernel.guestTasks.clearTif(t, _TIF_SIGPENDING)
   }
@@ -123,63 +129,91 @@ export class SignalDelivery {
 
   /**
    * The first deliverable signal: 0 when a handler's frame was set up, -1
-   * when none ran (nothing deliverable, ignored, or a stop), or the signal
-   * number when its default action kills.
+   * when none ran (nothing deliverable, ignored, a stop, or a tracer's
+   * report), or the signal number when its action kills. Tracers decide
+   * first (tracehook_get_signal): they may take the next signal off the
+   * queue themselves and choose what is done with it.
    */
   private deliverSignals(c: Cpu, task: Task, frame: PtRegsFrame): number {
-    for (const [queued, queuedInfo] of task.pending) {
-      if ((task.blocked & bit(queued)) !== 0n) continue
-      task.pending.delete(queued)
-      // Tracers see it before its action is taken: they may change it, discard it, or decide the action.
-      const verdict = this.kernel.tracehooks.reportSignal(
-        task,
-        frame,
-        queuedInfo,
-        task.sighand.actions[queued],
-      )
-      if (verdict?.action === 'ignore') continue
-      const info = verdict?.action === 'deliver' && verdict.info ? verdict.info : queuedInfo
-      const sig = verdict?.action === 'deliver' && verdict.signo ? verdict.signo : queued
-      if (verdict?.action === 'terminate' || verdict?.action === 'core') return sig
-      if (verdict?.action === 'stop') {
+    const dequeue = () => this.dequeueSignal(task)
+    for (;;) {
+      const decision = this.kernel.tracehooks.getSignal(task, frame, dequeue)
+      let taken: DequeuedSignal | null
+      if (decision === undefined) {
+        taken = dequeue()
+        if (!taken) return -1
+      } else if (decision.kind === 'none') return -1
+      else if (decision.kind === 'deliver') taken = { info: decision.info, action: decision.action }
+      else if (decision.kind === 'stop' || decision.kind === 'tstp') {
+        this.stopGroup(c, task, decision.info.signo)
+        return -1
+      } else return decision.info.signo // terminate, core: its default action kills
+      const r = this.actOnSignal(c, task, frame, taken.info, taken.action)
+      if (r !== null) return r
+    }
+  }
+
+  /** dequeue_signal: the first pending signal the mask lets through, with a copy of its action. */
+  private dequeueSignal(task: Task): DequeuedSignal | null {
+    for (const [sig, info] of task.pending) {
+      if ((task.blocked & bit(sig)) !== 0n) continue
+      task.pending.delete(sig)
+      return { info, action: { ...task.sighand.actions[sig] } }
+    }
+    return null
+  }
+
+  /** A tracer gives a signal back (utrace's UTRACE_SIGNAL_HOLD): it is pending again, first in line. */
+  pushBackSignal(task: Task, info: SigInfo): void {
+    const rest = [...task.pending].filter(([s]) => s !== info.signo)
+    task.pending.clear()
+    task.pending.set(info.signo, info)
+    for (const [s, i] of rest) task.pending.set(s, i)
+    this.recalcSigpending(task)
+  }
+
+  /** Take a signal's action; null: it was ignored (look at the next one). */
+  private actOnSignal(
+    c: Cpu,
+    task: Task,
+    frame: PtRegsFrame,
+    info: SigInfo,
+    action: SigAction,
+  ): number | null {
+    const sig = info.signo
+    if (action.handler === SIG_IGN) return null
+    if (action.handler === SIG_DFL) {
+      const def = defaultAction(sig)
+      if (def === 'ign' || def === 'cont') return null
+      if (def === 'stop') {
         this.stopGroup(c, task, sig)
         return -1
       }
-      const action = task.sighand.actions[sig]
-      if (action.handler === SIG_IGN) continue
-      if (action.handler === SIG_DFL) {
-        const def = defaultAction(sig)
-        if (def === 'ign' || def === 'cont') continue
-        if (def === 'stop') {
-          this.stopGroup(c, task, sig)
-          return -1
-        }
-        return sig
-      }
-      // A syscall cut short by the signal (handle_signal): EINTR, or run again after the handler.
-      if (isSyscallFrame(frame)) {
-        const code = -frame.get('ax')
-        const restart = code === ERESTARTNOINTR || (code === ERESTARTSYS && (action.flags & SA_RESTART) !== 0)
-        if (restart) restartSyscall(frame)
-        else if (code === ERESTARTSYS || code === ERESTARTNOHAND || code === ERESTART_RESTARTBLOCK)
-          frame.set('ax', -EINTR)
-        if (code >= ERESTARTSYS && code <= ERESTART_RESTARTBLOCK) task.restart = null
-      }
-      // sigsuspend's temporary mask: the handler's frame saves the mask from before the call.
-      const oldMask = task.savedSigmask ?? task.blocked
-      task.savedSigmask = null
-      if (!rseqSignalDeliver(this.kernel, c, task, frame)) return SIGSEGV
-      if (
-        !setupRtFrame(task, frame, info, action, oldMask, info.trapno ?? 0, info.err ?? 0, info.addr ?? 0, c)
-      )
-        return SIGSEGV
-      task.blocked = sanitizeMask(
-        task.blocked | action.mask | ((action.flags & SA_NODEFER) === 0 ? bit(sig) : 0n),
-      )
-      if ((action.flags & SA_RESETHAND) !== 0) Object.assign(action, { handler: SIG_DFL, flags: 0 })
-      return 0
+      return sig
     }
-    return -1
+    // A syscall cut short by the signal (handle_signal): EINTR, or run again after the handler.
+    if (isSyscallFrame(frame)) {
+      const code = -frame.get('ax')
+      const restart = code === ERESTARTNOINTR || (code === ERESTARTSYS && (action.flags & SA_RESTART) !== 0)
+      if (restart) restartSyscall(frame)
+      else if (code === ERESTARTSYS || code === ERESTARTNOHAND || code === ERESTART_RESTARTBLOCK)
+        frame.set('ax', -EINTR)
+      if (code >= ERESTARTSYS && code <= ERESTART_RESTARTBLOCK) task.restart = null
+    }
+    // sigsuspend's temporary mask: the handler's frame saves the mask from before the call.
+    const oldMask = task.savedSigmask ?? task.blocked
+    task.savedSigmask = null
+    if (!rseqSignalDeliver(this.kernel, c, task, frame)) return SIGSEGV
+    if (!setupRtFrame(task, frame, info, action, oldMask, info.trapno ?? 0, info.err ?? 0, info.addr ?? 0, c))
+      return SIGSEGV
+    task.blocked = sanitizeMask(
+      task.blocked | action.mask | ((action.flags & SA_NODEFER) === 0 ? bit(sig) : 0n),
+    )
+    const live = task.sighand.actions[sig]
+    if ((action.flags & SA_RESETHAND) !== 0) Object.assign(live, { handler: SIG_DFL, flags: 0 })
+    // tracehook_signal_handler: a task single-stepping goes into the handler one step at a time.
+    this.kernel.tracehooks.reportSignalHandler(task, (frame.get('flags') & 0x100) !== 0)
+    return 0
   }
 
   /** Job control: a stop signal's default action stops every thread of the group; the parent hears SIGCHLD (CLD_STOPPED). */

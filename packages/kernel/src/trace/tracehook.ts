@@ -3,27 +3,39 @@
 // syscall tracer. The kernel calls these at fixed points; it does not know
 // who listens. Each report runs in the reporting task's own context (its
 // kernel stack, on its CPU), except death, which may be reported for a task
-// ended while switched out.
+// ended while switched out, and reap, which runs in the reaper's.
 //
-// A tracer may hold a task at a safe point (utrace's quiesce): requestStop
-// makes the task stop the next time it passes one - syscall entry or exit,
-// a signal's delivery, or its way back to user mode (tracehook_notify_resume,
-// which also ends an interruptible sleep for it, as a signal would). A held
-// task is TASK_TRACED: switched out, its registers in its pt_regs, until
-// release.
+// A tracer steers the task only through the primitives below, as utrace
+// does through the scheduler and signal code: stop() (TASK_TRACED) at a
+// report, wake() to let it go, notifyResume() to have it pass the
+// return-to-user safe point (tracehook_notify_resume), signalWakeUp() to
+// end an interruptible sleep and force the signal path (get_signal), and
+// user single-step. A task stopped at a report switches away before it
+// goes on: at syscall entry before the call runs (the guest calls the entry
+// report again once it is woken, as utrace's UTRACE_SYSCALL_RESUMED), at
+// syscall exit before the return, elsewhere before it returns to user mode.
 
 import type { PtRegsFrame } from '../kernel.js'
 import type { Task } from '../sched/task.js'
 import type { SigAction, SigInfo } from '../signal/signals.js'
 
-/** What a tracer decides for a signal about to be acted on (utrace's UTRACE_SIGNAL_*, simplified). */
-export type SignalVerdict =
-  /** Take the signal's action as it stands (info and signal may have been changed in place). */
-  | { action: 'deliver'; signo?: number; info?: SigInfo }
-  /** Discard it: the program never sees it (a breakpoint's SIGTRAP a tracer handled). */
-  | { action: 'ignore' }
-  /** Act as if its default action were to terminate (with a core, or not), or to stop. */
-  | { action: 'terminate' | 'core' | 'stop' }
+/** A dequeued signal, as get_signal would act on it. */
+export interface DequeuedSignal {
+  info: SigInfo
+  /** The signal's action now (a copy: changing it changes only this delivery). */
+  action: SigAction
+}
+
+/**
+ * What a tracer decided in get_signal (tracehook_get_signal):
+ * - 'none': deliver nothing now (the task may have been stopped; get_signal runs again later);
+ * - 'deliver': act on info.signo with action (a handler's frame, SIG_IGN, or its default action);
+ * - 'terminate' / 'core' / 'stop' / 'tstp': that default action, with info.signo as the reported signal.
+ */
+export type SignalDecision =
+  | { kind: 'none' }
+  | { kind: 'deliver'; info: SigInfo; action: SigAction }
+  | { kind: 'terminate' | 'core' | 'stop' | 'tstp'; info: SigInfo }
 
 /** The report callbacks; each is optional. regs: the task's pt_regs (writes change its registers). */
 export interface TaskTracer {
@@ -31,18 +43,32 @@ export interface TaskTracer {
   reportClone?(parent: Task, child: Task, cloneFlags: number): void
   /** The new program is in place; its first instruction has not run. */
   reportExec?(task: Task, path: string, regs: PtRegsFrame): void
-  /** The task begins to exit (do_exit); code is its wait status. */
-  reportExit?(task: Task, code: number): void
-  /** The task is dead (a zombie, or a reaped thread); its parent was notified. */
-  reportDeath?(task: Task, groupDead: boolean): void
-  /** Before a system call runs (number in orig_ax, arguments in di si dx r10 r8 r9): setting orig_ax to -1 skips it (the call returns regs.ax, -ENOSYS unless changed). */
-  reportSyscallEntry?(task: Task, regs: PtRegsFrame): void
+  /** The task begins to exit (do_exit); code is its wait status. A number returned replaces it. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a tracer that leaves the code alone returns nothing
+  reportExit?(task: Task, code: number): number | undefined | void
+  /** The task is dead (a zombie, or a reaped thread); its parent was notified. signal: the one that killed it, or 0. */
+  reportDeath?(task: Task, groupDead: boolean, signal: number): void
+  /**
+   * Before a system call runs (number in orig_ax, arguments in di si dx r10 r8 r9). true aborts it
+   * (it returns regs.ax, -ENOSYS unless changed; its exit is reported); setting orig_ax to -1 skips
+   * it without an exit report. resumed: the task was stopped at this same entry and has just been
+   * woken (the report is made again).
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a tracer that lets the call run returns nothing
+  reportSyscallEntry?(task: Task, regs: PtRegsFrame, resumed: boolean): boolean | undefined | void
   /** After a system call (result in ax; the tracer may change it). */
   reportSyscallExit?(task: Task, regs: PtRegsFrame): void
-  /** Before a dequeued signal's action is taken; undefined: no opinion. */
-  reportSignal?(task: Task, regs: PtRegsFrame, info: SigInfo, action: SigAction): SignalVerdict | undefined
-  /** At a safe point on the way back to user mode (tracehook_notify_resume), or where a held task stops. */
-  reportQuiesce?(task: Task, regs: PtRegsFrame): void
+  /**
+   * get_signal, before the kernel dequeues a signal: undefined leaves it to the kernel; a decision
+   * is acted on. dequeue() takes the next deliverable signal off the queue (null: none).
+   */
+  getSignal?(task: Task, regs: PtRegsFrame, dequeue: () => DequeuedSignal | null): SignalDecision | undefined
+  /** Does this tracer keep TIF_SIGPENDING on for the task (a pending utrace INTERRUPT)? */
+  sigpendingForced?(task: Task): boolean
+  /** A handler's frame was just set up (stepping: the task single-steps into it). */
+  reportSignalHandler?(task: Task, stepping: boolean): void
+  /** tracehook_notify_resume: the task is about to return to user mode and was asked to pass here. */
+  reportResume?(task: Task, regs: PtRegsFrame): void
   /** Job control: the task stops with its group (CLD_STOPPED, 5) or its group continues (CLD_CONTINUED, 6). */
   reportJctl?(task: Task, type: number, signo: number): void
   /** The task is reaped (release_task): nothing of it remains; the last report. */
@@ -53,20 +79,22 @@ export interface TaskTracer {
 export interface TracehookKernel {
   /** Set or clear _TIF_SYSCALL_TRACE (the guest then reports every syscall's entry and exit). */
   setSyscallTrace(task: Task, on: boolean): void
-  /** Make the task pass a safe point soon: _TIF_NOTIFY_RESUME, a kick out of an interruptible sleep or user mode. */
+  /** _TIF_NOTIFY_RESUME and a kick off user mode on its CPU; a sleep goes on. */
   notifyResume(task: Task): void
+  /** signal_wake_up: _TIF_SIGPENDING, an interruptible sleep ends, a kick off user mode. */
+  signalWakeUp(task: Task): void
   /** Hold the task (TASK_TRACED) at the safe point it is at now. */
   hold(task: Task): void
   /** Let a held task run again. */
   release(task: Task): void
   /** user_enable_single_step / user_disable_single_step: TF in its user flags. */
   setUserSingleStep(task: Task, on: boolean): void
+  /** Put a dequeued signal back at the head of the queue. */
+  pushBackSignal(task: Task, info: SigInfo): void
 }
 
 export class Tracehooks {
   private readonly tracers = new Map<Task, TaskTracer[]>()
-  /** Tasks a tracer asked to stop at their next safe point. */
-  private readonly stopRequested = new Set<Task>()
 
   constructor(private readonly kernel: TracehookKernel) {}
 
@@ -95,21 +123,35 @@ export class Tracehooks {
     this.kernel.setSyscallTrace(task, want)
   }
 
-  /** Ask the task to stop at its next safe point (utrace's UTRACE_STOP on a running task). */
-  requestStop(task: Task): void {
-    this.stopRequested.add(task)
+  // ---------------------------------------------------------------- what a tracer may do
+
+  /** Turn the syscall reports on or off for a task whose tracers have them (utrace's SYSCALL events). */
+  setSyscallTrace(task: Task, on: boolean): void {
+    this.kernel.setSyscallTrace(task, on)
+  }
+
+  /** Stop the task at the report it is making (TASK_TRACED); it stays off the CPU until wake(). */
+  stop(task: Task): void {
+    this.kernel.hold(task)
+  }
+
+  /** Let a stopped task run again (a task not stopped is left alone). */
+  wake(task: Task): void {
+    this.kernel.release(task)
+  }
+
+  /** Have the task pass the return-to-user safe point soon (reportResume), without ending a sleep. */
+  notifyResume(task: Task): void {
     this.kernel.notifyResume(task)
   }
 
-  /** Is a stop asked for and not yet taken? (Interruptible sleeps end for it, as for a signal.) */
-  stopPending(task: Task): boolean {
-    return this.stopRequested.has(task)
+  /** End an interruptible sleep and make the task go through get_signal (getSignal) soon. */
+  signalWakeUp(task: Task): void {
+    this.kernel.signalWakeUp(task)
   }
 
-  /** Let a held (or about to be held) task go on. */
-  resume(task: Task): void {
-    this.stopRequested.delete(task)
-    this.kernel.release(task)
+  pushBackSignal(task: Task, info: SigInfo): void {
+    this.kernel.pushBackSignal(task, info)
   }
 
   userEnableSingleStep(task: Task): void {
@@ -130,14 +172,15 @@ export class Tracehooks {
     for (const t of this.tracersOf(task)) t.reportExec?.(task, path, regs)
   }
 
-  reportExit(task: Task, code: number): void {
-    for (const t of this.tracersOf(task)) t.reportExit?.(task, code)
+  /** The wait status the task exits with (tracers may change it). */
+  reportExit(task: Task, code: number): number {
+    for (const t of this.tracersOf(task)) code = t.reportExit?.(task, code) ?? code
+    return code
   }
 
   /** Death: no report but reap follows it. */
-  reportDeath(task: Task, groupDead: boolean): void {
-    this.stopRequested.delete(task)
-    for (const t of this.tracersOf(task)) t.reportDeath?.(task, groupDead)
+  reportDeath(task: Task, groupDead: boolean, signal: number): void {
+    for (const t of this.tracersOf(task)) t.reportDeath?.(task, groupDead, signal)
   }
 
   reportJctl(task: Task, type: number, signo: number): void {
@@ -148,43 +191,42 @@ export class Tracehooks {
   reportReap(task: Task): void {
     const list = this.tracersOf(task)
     this.tracers.delete(task)
-    this.stopRequested.delete(task)
     for (const t of list) t.reportReap?.(task)
   }
 
-  /** Syscall entry; then a safe point. */
-  reportSyscallEntry(task: Task, regs: PtRegsFrame): void {
-    for (const t of this.tracersOf(task)) t.reportSyscallEntry?.(task, regs)
-    this.quiescePoint(task, regs)
+  /** True: a tracer aborted the call. */
+  reportSyscallEntry(task: Task, regs: PtRegsFrame, resumed: boolean): boolean {
+    let abort = false
+    for (const t of this.tracersOf(task)) if (t.reportSyscallEntry?.(task, regs, resumed)) abort = true
+    return abort
   }
 
   reportSyscallExit(task: Task, regs: PtRegsFrame): void {
     for (const t of this.tracersOf(task)) t.reportSyscallExit?.(task, regs)
-    this.quiescePoint(task, regs)
   }
 
-  /** get_signal: the first verdict other than undefined wins; each tracer sees what the earlier ones left. */
-  reportSignal(task: Task, regs: PtRegsFrame, info: SigInfo, action: SigAction): SignalVerdict | undefined {
-    let verdict: SignalVerdict | undefined
+  /** tracehook_get_signal: the first tracer with a decision makes it. */
+  getSignal(task: Task, regs: PtRegsFrame, dequeue: () => DequeuedSignal | null): SignalDecision | undefined {
     for (const t of this.tracersOf(task)) {
-      const v = t.reportSignal?.(task, regs, info, action)
-      if (v && !verdict) verdict = v
-      if (v?.action === 'deliver' && v.info) info = v.info
+      const d = t.getSignal?.(task, regs, dequeue)
+      if (d) return d
     }
-    this.quiescePoint(task, regs)
-    return verdict
+    return undefined
+  }
+
+  /** tracehook_force_sigpending: a tracer keeps the signal path on for the task. */
+  sigpendingForced(task: Task): boolean {
+    for (const t of this.tracersOf(task)) if (t.sigpendingForced?.(task)) return true
+    return false
+  }
+
+  /** tracehook_signal_handler: a handler's frame is in place. */
+  reportSignalHandler(task: Task, stepping: boolean): void {
+    for (const t of this.tracersOf(task)) t.reportSignalHandler?.(task, stepping)
   }
 
   /** tracehook_notify_resume: the return-to-user safe point. */
-  notifyResume(task: Task, regs: PtRegsFrame): void {
-    this.quiescePoint(task, regs)
-  }
-
-  /** A safe point: a task asked to stop reports quiesce and is held there until resumed. */
-  private quiescePoint(task: Task, regs: PtRegsFrame): void {
-    if (!this.stopRequested.has(task)) return
-    for (const t of this.tracersOf(task)) t.reportQuiesce?.(task, regs)
-    // A tracer may have resumed it from its own callback.
-    if (this.stopRequested.has(task)) this.kernel.hold(task)
+  notifyResumeReport(task: Task, regs: PtRegsFrame): void {
+    for (const t of this.tracersOf(task)) t.reportResume?.(task, regs)
   }
 }

@@ -148,6 +148,12 @@ export class Cpu {
   blockExit = false
   /** Set by an op that stopped part-way (a rep string op between chunks): RIP stays on it so it runs again. */
   repeatCurrent = false
+  /**
+   * Set by syscall: its single-step trap is not taken (IA32_FMASK clears TF on the way in, and the
+   * #DB would land on the kernel entry with the user stack). The kernel reports the step itself
+   * when the call returns, as Linux's syscall exit work does for a stepping task.
+   */
+  stepSuppressed = false
   /** Interrupts are inhibited for one instruction after sti / mov ss. */
   interruptShadow = false
   /** Pending external interrupt vectors (the timer and IPIs), delivered when IF=1. */

@@ -27,6 +27,7 @@ import {
   MSR_TSC_AUX,
   RF,
   RFLAGS_FIXED,
+  TF,
 } from '../cpu/registers.js'
 import type { Instruction } from '../decoder/instruction.js'
 import { cpuid } from './cpuid.js'
@@ -58,6 +59,7 @@ export function compileSyscall(insn: Instruction): Op {
     c.ss = (sel + 8) & 0xfffc
     c.setCpl(0)
     c.eflags = (flags & ~c.fmask & ~RF) | RFLAGS_FIXED
+    if ((flags & TF) !== 0 && (c.fmask & TF) !== 0) c.stepSuppressed = true
     c.fop = FK_EAGER
     c.rip = c.lstar
     c.host.modeSwitch(c)

@@ -308,7 +308,7 @@ export class Machine implements CpuHost {
     if (b.jit !== null && budget >= b.length && (c.eflags & (TF | RF)) === 0 && c.debugTraps === 0) {
       return this.runCompiled(c, b, budget)
     }
-    const stepping = (c.eflags & TF) !== 0
+    let stepping = (c.eflags & TF) !== 0
     // Debug features need an instruction boundary after every instruction.
     const n = stepping || c.debugTraps !== 0 ? 1 : Math.min(b.length, budget)
     const rf = (c.eflags & RF) !== 0
@@ -345,6 +345,10 @@ export class Machine implements CpuHost {
       c.rip = b.ips[i - 1]
     } else if (i > 0 && !setsRip(b, i - 1)) c.rip = b.ips[i]
     if (rf && i > 0) c.eflags &= ~RF
+    if (c.stepSuppressed) {
+      c.stepSuppressed = false
+      stepping = false
+    }
     if (c.pendingDataHits !== 0 || (stepping && i > 0)) {
       c.dr6 = (c.dr6 & ~0xf) | c.pendingDataHits | (stepping ? DR6_BS : 0)
       c.pendingDataHits = 0

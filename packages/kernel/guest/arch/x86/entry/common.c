@@ -18,9 +18,14 @@
  * relocate. Numbers the guest does not implement go to the host whole.
  */
 /* Leaves: the tracehooks of a traced task's syscalls (_TIF_SYSCALL_TRACE). */
-noinline void tracehook_report_syscall_entry(struct pt_regs *regs)
+/*
+ * 0: run the call; 1: a tracer stopped the task at this entry (report again
+ * once it is woken); 2: a tracer aborted the call (it returns regs->ax,
+ * -ENOSYS unless the tracer put something else; its exit is still reported).
+ */
+noinline long tracehook_report_syscall_entry(struct pt_regs *regs, unsigned long resumed)
 {
-	hypercall1(HC_SYSCALL_TRACE_ENTER, regs);
+	return (long)hypercall2(HC_SYSCALL_TRACE_ENTER, regs, resumed);
 }
 
 noinline void tracehook_report_syscall_exit(struct pt_regs *regs)
@@ -37,14 +42,21 @@ static __always_inline void tracehook_stop(void)
 
 /*
  * syscall_trace_enter: report the call to the task's tracers, which may
- * hold the task here, change the arguments, or skip the call (orig_ax -1:
- * it then returns regs->ax, -ENOSYS unless the tracer put something else).
+ * hold the task here (and be asked again when it is woken), change the
+ * arguments, or skip the call: abort it, or set orig_ax to -1 (either way
+ * it returns regs->ax, -ENOSYS unless the tracer put something else).
  */
 static noinline long syscall_trace_enter(struct pt_regs *regs)
 {
-	tracehook_report_syscall_entry(regs);
-	tracehook_stop();
-	return (long)regs->orig_ax;
+	unsigned long resumed = 0;
+	long r;
+
+	/* A tracer that stopped the task here reports again when it wakes (utrace's SYSCALL_RESUMED). */
+	while ((r = tracehook_report_syscall_entry(regs, resumed)) == 1) {
+		tracehook_stop();
+		resumed = 1;
+	}
+	return r == 2 ? -1L : (long)regs->orig_ax;
 }
 
 static noinline void syscall_exit_work(struct pt_regs *regs)
@@ -170,7 +182,8 @@ NOKPROBE_SYMBOL(exit_to_user_mode);
 
 noinline void syscall_exit_to_user_mode(struct pt_regs *regs)
 {
-	if (unlikely(READ_ONCE(current->flags) & _TIF_SYSCALL_TRACE) && (long)regs->orig_ax >= 0)
+	if (unlikely(READ_ONCE(current->flags) & (_TIF_SYSCALL_TRACE | _TIF_SINGLESTEP)) &&
+	    (long)regs->orig_ax >= 0)
 		syscall_exit_work(regs);
 	local_irq_disable();
 	exit_to_user_mode(regs);
