@@ -21,7 +21,16 @@ export function hostDirectory(root: string): HostDirectory {
     stat(p) {
       try {
         const s = lstatSync(full(p))
-        const common = { size: s.size, perm: s.mode & 0o7777, mtime: Math.floor(s.mtimeMs / 1000) }
+        // Owner, link count and blocks as the host has them (ls -l shows them; its total sums the blocks).
+        const common = {
+          size: s.size,
+          perm: s.mode & 0o7777,
+          mtime: Math.floor(s.mtimeMs / 1000),
+          uid: s.uid,
+          gid: s.gid,
+          nlink: s.nlink,
+          blocks: s.blocks,
+        }
         if (s.isDirectory()) return { type: 'dir', ...common }
         if (s.isFile()) return { type: 'file', ...common }
         if (s.isSymbolicLink()) return { type: 'symlink', ...common, target: readlinkSync(full(p)) }

@@ -7,7 +7,9 @@
 // the emulator's resident set running hello (the fixed cost), the compute
 // fixture, and bigmem (a guest using 32 MiB), against the guest's own
 // memory, emulated and native; with the node flags the probekit command
-// uses and with node's defaults. And the scheduler's costs (sched.ts).
+// uses and with node's defaults. And the scheduler's costs (sched.ts), and
+// the start-up of dynamically linked programs against static ones
+// (dynamic.ts: probekit run end to end, ld.so's guest instructions).
 // `pnpm bench` prints a table; `pnpm bench --json` JSON lines.
 
 import { spawnSync } from 'node:child_process'
@@ -17,6 +19,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type BenchResult, median, report, runBenchmarks } from '@probekit/bench'
 import { Kernel } from '../src/index.js'
+import { dynamicFigures } from './dynamic.js'
 import type { KernelMemoryFigures } from './memory.js'
 import { schedFigures } from './sched.js'
 
@@ -140,6 +143,9 @@ results.push(
     ]),
   )),
 )
+
+// Start-up of dynamically linked programs (the host's ls and bash) against static ones of about their size.
+results.push(...(await dynamicFigures()))
 
 // hello shows the fixed cost: a program of 20 k instructions and 36 KiB.
 const MEMORY_FIXTURES = ['hello', 'compute', 'bigmem']

@@ -20,7 +20,10 @@ const have = (p: string) => dynamic && existsSync(p)
 // HOME nowhere: a bash whose stdin is a socket (node's pipes) would read ~/.bashrc natively.
 const ENV = ['PATH=/usr/bin:/bin', 'LC_ALL=C', 'HOME=/nonexistent']
 
-/** Boot with the host's files under an in-memory layer, as `probekit run` does by default. */
+/**
+ * Boot with the host's files under an in-memory layer, as `probekit run` does by default
+ * (the host's /etc/passwd and /etc/group replace the kernel's root-only ones).
+ */
 function boot(stdin = '') {
   let stdout = ''
   let stderr = ''
@@ -36,8 +39,6 @@ function boot(stdin = '') {
     },
     stdin: new TextEncoder().encode(stdin),
   })
-  const etc = k.vfs.lookup('/etc')
-  if (typeof etc !== 'number' && etc.children) for (const n of ['passwd', 'group']) etc.children.delete(n)
   k.vfs.mountHost('/', nodeHostDirectory('/'), { readOnly: false, hide: ['/dev', '/proc', '/sys'] })
   k.boot()
   return { k, out: () => ({ stdout, stderr }) }
@@ -92,6 +93,33 @@ const cases: { name: string; argv: string[]; stdin?: string }[] = [
     ],
   },
   { name: 'bash with a missing command', argv: ['/bin/bash', '-c', 'no-such-command-xyz; echo "status $?"'] },
+  // The host's owners, groups, link counts, sizes (directories' too) and blocks (ls's total); long-iso
+  // dates are the files' own, not the guest clock's. /etc/mtab is a symlink, shown as one.
+  {
+    name: 'ls -ln of /etc: owners, link counts, sizes and blocks',
+    argv: ['/usr/bin/ls', '-ln', '--time-style=long-iso', '/etc'],
+  },
+  {
+    name: "ls -l of /etc: owner and group names from the host's /etc/passwd and /etc/group",
+    argv: ['/usr/bin/ls', '-l', '--time-style=long-iso', '/etc'],
+  },
+  {
+    name: 'stat -c of host files, directories and a symlink',
+    argv: [
+      '/usr/bin/stat',
+      '-c',
+      '%n %u %g %h %s %b %F %A',
+      '/',
+      '/etc',
+      '/etc/shadow',
+      '/etc/passwd',
+      '/etc/alternatives',
+      '/etc/mtab',
+      '/usr/bin/ls',
+      '/usr/share/doc',
+      '/usr/lib/x86_64-linux-gnu',
+    ],
+  },
 ]
 
 describe.skipIf(!dynamic)(`dynamically linked programs (${LDSO})`, () => {
@@ -182,6 +210,22 @@ describe.skipIf(!dynamic)(`dynamically linked programs (${LDSO})`, () => {
       /nointerp\.sh: (cannot execute: required file not found|.*bad interpreter)/,
     )
   })
+
+  it.runIf(have('/bin/bash') && existsSync('/etc/shadow'))(
+    "a copied-up host file keeps the host's owner and group, its blocks are the copy's; a new file is root's",
+    () => {
+      const host = statSync('/etc/shadow')
+      const r = emulated([
+        '/bin/bash',
+        '-c',
+        'head -c 5000 /dev/zero >> /etc/shadow && echo > /tmp/new-file && stat -c "%u %g %h %s %b" /etc/shadow /tmp/new-file',
+      ])
+      const size = host.size + 5000
+      expect(r.stdout).toBe(
+        `${host.uid} ${host.gid} ${host.nlink} ${size} ${Math.ceil(size / 4096) * 8}\n0 0 1 1 8\n`,
+      )
+    },
+  )
 
   it('no guest write reaches the host: write, rename, delete and truncate in a host directory change only the guest view', () => {
     const dir = mkdtempSync(join(tmpdir(), 'probekit-overlay-'))

@@ -6,7 +6,6 @@ import { openSync, readFileSync, readSync, statSync } from 'node:fs'
 import { posix, resolve } from 'node:path'
 import {
   checkExecutable,
-  Directory,
   ElfError,
   ExecError,
   Kernel,
@@ -131,9 +130,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     cwd = '/'
     kernel.vfs.writeFile(path, bytes)
   } else {
-    // The host's user and group databases replace the kernel's minimal ones (root and nobody).
-    const etc = kernel.vfs.lookup('/etc')
-    if (etc instanceof Directory) for (const name of ['passwd', 'group']) etc.children.delete(name)
+    // The host's /etc/passwd and /etc/group replace the kernel's minimal ones (root and nobody).
     kernel.vfs.mountHost('/', hostDirectory('/'), { readOnly: false, hide: ['/dev', '/proc', '/sys'] })
     // The program named on the command line runs even without an execute bit (as under qemu-user);
     // inside the guest, execve wants one, as Linux does.

@@ -31,7 +31,7 @@ import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmoda
 import { sysPoll, sysPpoll } from './poll.js'
 import { sysFstatfs, sysStatfs } from './statfs.js'
 import { registerStatx } from './statx.js'
-import { Directory, type Inode, Pipe, PipeEnd, RegularFile, S_IFMT, S_IFREG, Symlink } from './vfs.js'
+import { Directory, type Inode, inodeBlocks, Pipe, PipeEnd, RegularFile, S_IFMT, Symlink } from './vfs.js'
 
 function readInto(ctx: SyscallContext, f: OpenFile, buf: number, count: number, at?: number): SyscallResult {
   if (at !== undefined) {
@@ -125,10 +125,12 @@ function statBuf(node: Inode): Uint8Array {
   u64(8, node.ino)
   u64(16, node.nlink)
   v.setUint32(24, node.mode, true)
+  v.setUint32(28, node.uid ?? 0, true)
+  v.setUint32(32, node.gid ?? 0, true)
   u64(48, node.size())
   u64(56, 4096)
-  // st_blocks as tmpfs counts them: whole pages of a regular file's data, in 512-byte units; 0 for the rest.
-  u64(64, (node.mode & S_IFMT) === S_IFREG ? Math.ceil(node.size() / 4096) * 8 : 0)
+  // st_blocks in 512-byte units: a host file's as the host has them, else as tmpfs counts them.
+  u64(64, inodeBlocks(node))
   // st_atime, st_mtime, st_ctime: the one time the inode keeps, in seconds (set by utimensat).
   for (const o of [72, 88, 104]) u64(o, node.mtime)
   return b

@@ -18,6 +18,9 @@ let nextIno = 1
 /** get_next_ino: a fresh inode number, for file systems whose inodes are made elsewhere (/proc). */
 export const getNextIno = (): number => nextIno++
 
+/** The kernel's default files (writeDefaultFile) that a host entry of the same name replaces. */
+const hostReplaces = new WeakSet<Inode>()
+
 export interface Inode {
   readonly ino: number
   readonly mode: number
@@ -37,6 +40,17 @@ export interface Inode {
   poll?(f: OpenFile): number
   nlink: number
   mtime: number
+  /** Owner and group (st_uid, st_gid); 0, root's, when absent. */
+  uid?: number
+  gid?: number
+  /** st_blocks in 512-byte units; without it, as tmpfs counts them (see inodeBlocks). */
+  blocks?(): number
+}
+
+/** st_blocks: what the inode says (a host file's: the host's), else tmpfs's count: whole pages of a regular file's data. */
+export function inodeBlocks(node: Inode): number {
+  if (node.blocks) return node.blocks()
+  return (node.mode & S_IFMT) === S_IFREG ? Math.ceil(node.size() / 4096) * 8 : 0
 }
 
 export class RegularFile implements Inode {
@@ -44,6 +58,8 @@ export class RegularFile implements Inode {
   readonly seekable = true
   nlink = 1
   mtime = 0
+  uid = 0
+  gid = 0
   data: Uint8Array
   private length: number
   /** Bumped by every change of the bytes: the page cache's pages of an older version are stale. */
@@ -108,6 +124,11 @@ export class Directory implements Inode {
   readonly seekable = true
   nlink = 2
   mtime = 0
+  uid = 0
+  gid = 0
+  /** A host directory's st_size and st_blocks (a guest directory's are 4096 and 0). */
+  hostSize?: number
+  hostBlocks?: number
   /** In a read-only mount: creating, removing or renaming entries is EROFS. */
   readOnly = false
   private readonly own = new Map<string, Inode>()
@@ -136,7 +157,10 @@ export class Directory implements Inode {
     return this.children.get(name)
   }
   size(): number {
-    return 4096
+    return this.hostSize ?? 4096
+  }
+  blocks(): number {
+    return this.hostBlocks ?? 0
   }
   read(): number {
     return -EISDIR
@@ -153,9 +177,16 @@ export class Symlink implements Inode {
   readonly seekable = false
   nlink = 1
   mtime = 0
+  uid = 0
+  gid = 0
+  /** A host symlink's st_blocks (a long target takes a block on ext4). */
+  hostBlocks?: number
   constructor(readonly target: string) {}
   size(): number {
     return utf8Encode(this.target).length
+  }
+  blocks(): number {
+    return this.hostBlocks ?? 0
   }
   read(): number {
     return -EINVAL
@@ -260,7 +291,6 @@ export class PipeEnd implements Inode {
   }
 }
 
-/** Read-only host directory tree (implemented by the CLI over the real file system). */
 /** A host directory tree the guest may see (the CLI's adapter reads the host's file system). */
 export interface HostDirectory {
   /** Entry names of a directory, relative to the tree's root ('' is the root), or null. */
@@ -272,6 +302,7 @@ export interface HostDirectory {
 
 export interface HostStat {
   type: 'file' | 'dir' | 'symlink'
+  /** st_size: a file's length, a symlink's target's, a directory's as the host's file system reports it. */
   size: number
   /** Permission bits (0o7777); the type bits are implied by type. Default 0o755 / 0o644. */
   perm?: number
@@ -279,6 +310,13 @@ export interface HostStat {
   mtime?: number
   /** A symlink's target, as the host's readlink gives it. */
   target?: string
+  /** Owner and group (st_uid, st_gid). Default 0 (root). */
+  uid?: number
+  gid?: number
+  /** st_nlink. Default 1, 2 for a directory. */
+  nlink?: number
+  /** st_blocks, in 512-byte units. Default: tmpfs's count (whole pages of a file's data; 0 for the rest). */
+  blocks?: number
 }
 
 export interface MountOptions {
@@ -383,6 +421,17 @@ export class Vfs {
   }
 
   /**
+   * A file the kernel provides until a host tree laid under its directory
+   * brings one of the same name, which then replaces it (the kernel's
+   * root-only /etc/passwd gives way to the host's).
+   */
+  writeDefaultFile(path: string, data: Uint8Array, mode = 0o644): RegularFile {
+    const f = this.writeFile(path, data, mode)
+    hostReplaces.add(f)
+    return f
+  }
+
+  /**
    * Lay a host directory under the guest directory at path: its entries
    * appear when first looked at, one directory at a time, below what the
    * guest directory already holds (the guest's own entries win; a guest
@@ -399,6 +448,9 @@ export class Vfs {
     const readOnly = options.readOnly ?? true
     const hidden = new Set((options.hide ?? []).map((h) => h.replace(/\/+$/, '')))
     dir.readOnly = readOnly
+    // The mount point shows the host directory's own attributes, as a mount's root does.
+    const top = host.stat('')
+    if (top?.type === 'dir') adoptHostStat(dir, top)
     dir.underlay(
       hostEntries(dir, host, '', readOnly, (rel) => hidden.has(`${path.replace(/\/+$/, '')}/${rel}`)),
     )
@@ -448,10 +500,13 @@ function hostEntries(
       const st = host.stat(p)
       if (!st) continue
       const mine = into.get(name)
-      if (mine) {
-        // The guest's own directory of that name shows the host's entries under its own.
-        if (mine instanceof Directory && st.type === 'dir' && !hidden(p))
+      if (mine && !hostReplaces.has(mine)) {
+        // The guest's own directory of that name shows the host's entries under its own, and the
+        // host directory's attributes (owner, mode, size, ...): the kernel made it only to hold its own.
+        if (mine instanceof Directory && st.type === 'dir' && !hidden(p)) {
+          adoptHostStat(mine, st)
           mine.underlay(hostEntries(mine, host, p, readOnly, hidden))
+        }
         continue
       }
       into.set(name, hostInode(dir, host, p, st, readOnly, hidden))
@@ -467,17 +522,33 @@ function hostInode(
   readOnly: boolean,
   hidden: (rel: string) => boolean,
 ): Inode {
-  let node: Inode
+  let node: Directory | Symlink | HostFile
   if (st.type === 'dir') {
     const sub = new Directory(parent)
-    sub.perm = st.perm ?? 0o755
     sub.readOnly = readOnly
     sub.underlay(hostEntries(sub, host, p, readOnly, hidden))
     node = sub
   } else if (st.type === 'symlink') node = new Symlink(st.target ?? '')
   else node = new HostFile(host, p, st.size, S_IFREG | (st.perm ?? 0o644), readOnly)
-  node.mtime = st.mtime ?? 0
+  adoptHostStat(node, st)
   return node
+}
+
+/**
+ * What the host's lstat says, on the inode that shows the entry: owner,
+ * link count, size and blocks as the host has them (the inode number stays
+ * the kernel's). A copy-up keeps them, as overlayfs keeps the owner.
+ */
+function adoptHostStat(node: Directory | Symlink | HostFile, st: HostStat): void {
+  node.mtime = st.mtime ?? 0
+  node.uid = st.uid ?? 0
+  node.gid = st.gid ?? 0
+  if (st.nlink !== undefined) node.nlink = st.nlink
+  node.hostBlocks = st.blocks
+  if (node instanceof Directory) {
+    node.perm = st.perm ?? 0o755
+    node.hostSize = st.size
+  }
 }
 
 /**
@@ -487,6 +558,10 @@ function hostInode(
  */
 class HostFile extends RegularFile {
   private loaded = false
+  /** Written (copied up): st_blocks counts the in-memory copy's pages from then on. */
+  private copiedUp = false
+  /** The host's st_blocks (none: counted as tmpfs counts them). */
+  hostBlocks?: number
   constructor(
     private readonly host: HostDirectory,
     private readonly hostPath: string,
@@ -505,6 +580,11 @@ class HostFile extends RegularFile {
   override size(): number {
     return this.loaded ? super.size() : this.hostSize
   }
+  blocks(): number {
+    return !this.copiedUp && this.hostBlocks !== undefined
+      ? this.hostBlocks
+      : Math.ceil(this.size() / 4096) * 8
+  }
   override contents(): Uint8Array {
     this.load()
     return super.contents()
@@ -520,15 +600,18 @@ class HostFile extends RegularFile {
   override write(f: OpenFile, data: Uint8Array): number {
     if (this.readOnly) return -EROFS
     this.load()
+    this.copiedUp = true
     return super.write(f, data)
   }
   override writeAt(pos: number, data: Uint8Array): number {
     if (this.readOnly) return -EROFS
     this.load()
+    this.copiedUp = true
     return super.writeAt(pos, data)
   }
   override truncate(len: number): void {
     this.load()
+    this.copiedUp = true
     super.truncate(len)
   }
 }

@@ -19,7 +19,15 @@ export function nodeHostDirectory(root: string): HostDirectory {
     stat: (p) =>
       orNull(() => {
         const s = lstatSync(join(root, p))
-        const common = { size: s.size, perm: s.mode & 0o7777, mtime: Math.floor(s.mtimeMs / 1000) }
+        const common = {
+          size: s.size,
+          perm: s.mode & 0o7777,
+          mtime: Math.floor(s.mtimeMs / 1000),
+          uid: s.uid,
+          gid: s.gid,
+          nlink: s.nlink,
+          blocks: s.blocks,
+        }
         return s.isDirectory()
           ? { type: 'dir' as const, ...common }
           : s.isFile()
