@@ -87,10 +87,20 @@ function createProgram(io: CliIo): Command {
       [],
     )
     .option('-t, --trace <file>', 'write probe hits (ftrace lines) to this file instead of stderr')
+    .option(
+      '--strace',
+      'print every system call, signal and exit of every task as strace -f does (on stderr)',
+    )
+    .option('--strace-file <file>', 'with --strace: write its lines to this file (implies --strace)')
+    .option(
+      '-e, --strace-expr <expr>',
+      "with --strace: strace's trace=NAME[,NAME...] or trace=!NAME,... filter (implies --strace)",
+    )
+    .option('--json', 'with --strace: one JSON object per line (syscall, signal or exit)')
     .passThroughOptions()
     .addHelpText(
       'after',
-      "\nExamples:\n  probekit run --cpus 2 -- ./hello\n  probekit run -p 'p:myprobe do_sys_open dfd=%di filename=+0(%si):string' -p 'r do_sys_open ret=$retval:s64' -- ./prog",
+      "\nExamples:\n  probekit run --cpus 2 -- ./hello\n  probekit run --strace -e trace=openat,read -- /usr/bin/cat /etc/hostname\n  probekit run -p 'p:myprobe do_sys_open dfd=%di filename=+0(%si):string' -p 'r do_sys_open ret=$retval:s64' -- ./prog",
     )
     .action((prog: string, args: string[], options: RunOptions) => {
       exitCode = runCommand(prog, args, options, io)

@@ -50,6 +50,7 @@ export const HC_HANDLE_MM_FAULT = 0x11f
 export const HC_FIND_TASK = 0x120
 export const HC_SEND_SIGNAL = 0x121
 export const HC_OOM_SELECT = 0x122
+export const HC_EXIT_REPORT = 0x123
 export const FAULT_FLAG_WRITE = 0x01
 export const FAULT_FLAG_USER = 0x40
 export const FAULT_FLAG_INSTRUCTION = 0x100

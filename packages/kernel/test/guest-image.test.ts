@@ -888,6 +888,8 @@ describe.each(MODES)('booting guest/vmlinux on the emulator ($mode)', ({ jitThre
       }
       return -38
     })
+    // tracehook_report_exit: no tracer here, the code stands.
+    h.on('HC_EXIT_REPORT', () => h.arg(0))
     h.on('HC_EXIT', () => {
       const results = Array.from({ length: 7 }, (_, i) => h.read64(0x601000 + 8 * i))
       log.exit = { code: h.arg(0), group: h.arg(1), results }

@@ -651,11 +651,15 @@ export class Utrace {
       reportExit: (_task, code) => {
         if (!want(UTRACE_EVENT.EXIT)) return undefined
         const exitCode: UtraceExitCode = { value: code }
-        this.asCurrent(task, () =>
-          this.report(task, utrace, UTRACE_EVENT.EXIT, (ops, engine, report) =>
+        this.asCurrent(task, () => {
+          const report = this.report(task, utrace, UTRACE_EVENT.EXIT, (ops, engine, report) =>
             ops.report_exit?.(report.action, engine, code, exitCode, task),
-          ),
-        )
+          )
+          // Held before anything is torn down, when it exits in its own context (do_exit); a thread
+          // ended while switched out (another's exit_group, SIGKILL) cannot wait.
+          if (report.action === UTRACE_STOP && task.state === 'running')
+            this.utraceStop(task, utrace, report.resumeAction)
+        })
         return exitCode.value
       },
       reportDeath: (_task, groupDead, signal) => {
@@ -690,6 +694,8 @@ export class Utrace {
           ? this.asCurrent(task, () => this.getSignal(task, utrace, regs, dequeue))
           : undefined,
       sigpendingForced: () => utrace.resume === UTRACE_INTERRUPT,
+      // Ignored signals are kept for engines that want to see them (SIGNAL_IGN).
+      considerIgnoredSignal: () => want(UTRACE_EVENT.SIGNAL_IGN),
       reportSignalHandler: (_task, stepping) => {
         if (utrace.flags === 0) return
         // utrace_signal_handler: the next report knows a handler was set up.

@@ -2,7 +2,7 @@
 // references: the return codes utrace gives (shared/research/kernel-reference.md
 // section 5), on a real guest thread.
 
-import { EALREADY, EEXIST, EINVAL, ENOENT, EPERM, ESRCH, type Task } from '@probekit/kernel'
+import { EALREADY, EEXIST, EINVAL, ENOENT, EPERM, ERESTARTSYS, ESRCH, type Task } from '@probekit/kernel'
 import { describe, expect, it } from 'vitest'
 import {
   IS_ERR,
@@ -136,5 +136,19 @@ describe('utrace_set_events and utrace_control', () => {
     expect(utrace.utrace_control(task, e, UTRACE_STOP)).toBe(-ESRCH)
     expect(utrace.utrace_control(task, e, UTRACE_RESUME)).toBe(-ESRCH)
     expect(utrace.utrace_control(task, e, UTRACE_DETACH)).toBe(0)
+  })
+})
+
+describe('utrace_barrier', () => {
+  it('0 while attached and no callback runs; -ERESTARTSYS marked detached until the next pass; -ESRCH once gone', () => {
+    const { k, task, utrace } = started()
+    const e = engineOf(utrace.utrace_attach_task(task, UTRACE_ATTACH_CREATE, {}, null))
+    utrace_engine_get(e) // keep it to ask after the detach
+    expect(utrace.utrace_barrier(task, e)).toBe(0)
+    expect(utrace.utrace_control(task, e, UTRACE_DETACH)).toBe(0)
+    // Still on the thread's list: the thread lets go of it at its next report pass.
+    expect(utrace.utrace_barrier(task, e)).toBe(-ERESTARTSYS)
+    k.run(1_000_000)
+    expect(utrace.utrace_barrier(task, e)).toBe(-ESRCH)
   })
 })

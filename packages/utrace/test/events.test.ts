@@ -9,6 +9,8 @@
 import type { Task } from '@probekit/kernel'
 import { describe, expect, it } from 'vitest'
 import {
+  CLD_CONTINUED,
+  CLD_STOPPED,
   UTRACE_ATTACH_CREATE,
   UTRACE_DETACH,
   UTRACE_EVENT,
@@ -19,7 +21,7 @@ import {
   utrace_engine_put,
   utraceOf,
 } from '../src/index.js'
-import { boot, engineOf, fixture } from './support/kernel.js'
+import { BUSYBOX, boot, busyboxFiles, engineOf, fixture, GETPID_EXIT, haveBusybox } from './support/kernel.js'
 
 const CLONE_THREAD = 0x10000
 const ALL_LIFE =
@@ -193,5 +195,71 @@ describe('life events', () => {
     expect(released).toBe(0) // the caller still holds its reference
     expect(utrace.utrace_control(init, e, UTRACE_RESUME)).toBeLessThan(0)
     expect(e.refcount).toBe(1)
+  })
+})
+
+describe('job control', () => {
+  it.skipIf(!haveBusybox)(
+    'report_jctl: a child stopped by SIGSTOP and continued by SIGCONT, CLD_STOPPED then CLD_CONTINUED',
+    () => {
+      const { k, out } = boot(busyboxFiles())
+      const utrace = utraceOf(k)
+      const reports: string[] = []
+      const ops: UtraceEngineOps = {
+        report_clone: (action, _e, _flags, child) => {
+          const e = engineOf(utrace.utrace_attach_task(child, UTRACE_ATTACH_CREATE, ops, null))
+          utrace.utrace_set_events(child, e, UTRACE_EVENT.CLONE | UTRACE_EVENT.JCTL)
+          return action
+        },
+        report_jctl: (action, _e, type, _notify, task) => {
+          reports.push(
+            `${task.comm} ${type === CLD_STOPPED ? 'stopped' : type === CLD_CONTINUED ? 'continued' : type}`,
+          )
+          return action
+        },
+      }
+      const sh = k.spawn(BUSYBOX, [
+        'sh',
+        '-c',
+        'sleep 1 & p=$!; sleep 0.01; kill -STOP $p; sleep 0.01; kill -CONT $p; wait; echo done',
+      ])
+      const e = engineOf(utrace.utrace_attach_task(sh, UTRACE_ATTACH_CREATE, ops, null))
+      utrace.utrace_set_events(sh, e, UTRACE_EVENT.CLONE | UTRACE_EVENT.JCTL)
+      expect(k.run(4_000_000_000).exit?.status).toBe(0)
+      expect(out()).toBe('done\n')
+      expect(reports).toEqual(['sleep stopped', 'sleep continued'])
+    },
+  )
+})
+
+describe('report_exit', () => {
+  it('STOP holds the exiting thread before anything is torn down; the code can be changed; RESUME lets it finish', () => {
+    const { k } = boot({ '/bin/t': GETPID_EXIT })
+    const t = k.spawn('/bin/t', ['t'])
+    const utrace = utraceOf(k)
+    const seen: number[] = []
+    const e = engineOf(
+      utrace.utrace_attach_task(
+        t,
+        UTRACE_ATTACH_CREATE,
+        {
+          report_exit: (_action, _e, orig, code) => {
+            seen.push(orig)
+            code.value = 42 << 8
+            return UTRACE_STOP
+          },
+        },
+        null,
+      ),
+    )
+    utrace.utrace_set_events(t, e, UTRACE_EVENT.EXIT)
+    expect(k.run(10_000_000).exit).toBeNull()
+    expect(seen).toEqual([t.pid << 8]) // exit(getpid())
+    expect(t.state).toBe('traced')
+    // Still whole: its memory and files are there to examine.
+    expect(t.mm.findVma(t.getReg('ip'))).toBeDefined()
+    expect(k.run(5_000_000).exit).toBeNull()
+    expect(utrace.utrace_control(t, e, UTRACE_RESUME)).toBe(0)
+    expect(k.run(10_000_000).exit?.status).toBe(42)
   })
 })

@@ -20,6 +20,8 @@ import { describeWriteError, writeHost } from '../host-write.js'
 import type { CliIo } from '../io.js'
 import { parseSize } from '../parse-size.js'
 import { type ArmedProbes, armProbes, missedReturns, parseDefinitions } from '../probes.js'
+import { StraceEngine } from '../strace/strace-engine.js'
+import { parseTraceQualifier } from '../strace/trace-filter.js'
 
 export interface RunOptions {
   cpus: string
@@ -35,6 +37,14 @@ export interface RunOptions {
   probe: string[]
   /** Where trace lines go (default: stderr). */
   trace?: string
+  /** Trace system calls as strace -f does. */
+  strace?: boolean
+  /** Where strace lines go (default: stderr). */
+  straceFile?: string
+  /** strace's -e trace=... */
+  straceExpr?: string
+  /** strace lines as JSON objects. */
+  json?: boolean
 }
 
 /** A decimal integer from 1 to max (no fractions, hex or exponents: 1.5, 0x100 and 1e400 are refused). */
@@ -68,6 +78,10 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   const memorySize = parseSize(options.memory ?? '256M', '--memory', 16 * MIB, 2048 * MIB)
   if (options.trace && probeDefs.length === 0)
     throw new CliError(`--trace ${options.trace}: there are no probes (-p) to trace`)
+  const strace = options.strace || options.straceFile !== undefined || options.straceExpr !== undefined
+  const only = options.straceExpr !== undefined ? parseTraceQualifier(options.straceExpr) : undefined
+  if (options.json && !strace)
+    throw new CliError('--json goes with --strace (there is nothing else to print as JSON yet)')
   const mounts = options.mount.map(parseMount)
   for (const { host, spec } of mounts) {
     const isDir = statSync(host, { throwIfNoEntry: false })?.isDirectory()
@@ -146,6 +160,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   let armed: ArmedProbes | null = null
   if (probeDefs.length > 0) {
     armed = armProbes(kernel, probeDefs, (line) => {
+      if (straceError !== 0)
+        throw new CliError(
+          `${options.straceFile ? `--strace-file ${options.straceFile}` : 'strace output (stderr)'}: ${describeWriteError(straceError)}; the run was stopped`,
+          1,
+        )
       if (traceError !== 0) return
       const n = writeHost(traceFd, utf8(`${line}\n`))
       if (n < 0) {
@@ -162,13 +181,42 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       }
     }
   }
+  // strace's lines are probekit's own output too: a write that fails stops the run.
+  let straceFd = 2
+  let straceError = 0
+  let straceEngine: StraceEngine | null = null
+  if (strace) {
+    if (options.straceFile) {
+      try {
+        straceFd = openSync(options.straceFile, 'w')
+      } catch (e) {
+        throw new CliError(
+          `--strace-file ${options.straceFile}: cannot write it (${(e as NodeJS.ErrnoException).code})`,
+        )
+      }
+    }
+    straceEngine = new StraceEngine(kernel, {
+      only,
+      json: options.json,
+      emit: (line) => {
+        if (straceError !== 0) return
+        const n = writeHost(straceFd, utf8(`${line}\n`))
+        if (n < 0) {
+          straceError = n
+          kernel.machine.stop('strace output failed')
+        }
+      },
+    })
+  }
   try {
-    kernel.spawn(
+    const task = kernel.spawn(
       path,
       [program, ...args],
       Object.entries(process.env).map(([k, v]) => `${k}=${v}`),
       { cwd: typeof kernel.vfs.lookup(cwd) === 'number' ? '/' : cwd },
     )
+    // Before it runs its first instruction, as strace -f attaches to what it starts.
+    straceEngine?.attach(task)
   } catch (e) {
     if (!(e instanceof ExecError || e instanceof ElfError)) throw e
     const hint =

@@ -116,6 +116,7 @@
 #define HC_HANDLE_MM_FAULT	0x11f	/* address, flags, regs -> 0 (page mapped) or VM_FAULT_SIGSEGV */
 #define HC_FIND_TASK		0x120	/* pid -> its live task_struct, or 0 */
 #define HC_SEND_SIGNAL		0x121	/* sig, struct kernel_siginfo *, task, type -> 0 */
+#define HC_EXIT_REPORT		0x123	/* exit_code -> the code to exit with (tracers may change it, or hold the task) */
 #define HC_OOM_SELECT		0x122	/* struct oom_control *: select_bad_process fills chosen (0: none, -1: abort) and the victim's sizes */
 #define FDPUT_FPUT		1	/* __fdget's low bit: fdput must fput */
 

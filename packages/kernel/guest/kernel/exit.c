@@ -10,6 +10,7 @@
 #include <linux/syscalls.h>
 #include <asm/hypercall.h>
 #include <asm/percpu.h>
+#include <linux/tracehook.h>
 
 /*
  * Leaf: the host's half of do_exit (exit_mm, exit_files, exit_notify...):
@@ -21,8 +22,20 @@ noinline void exit_notify(long code, int group)
 	hypercall2(HC_EXIT, code, group);
 }
 
+/*
+ * Leaf: tracehook_report_exit - the task begins to exit, its state still
+ * whole; tracers may change the code, or hold the task here before anything
+ * is torn down (utrace's report_exit with UTRACE_STOP).
+ */
+noinline long tracehook_report_exit(long code)
+{
+	return (long)hypercall1(HC_EXIT_REPORT, code);
+}
+
 static noinline __noreturn void __do_exit(long code, int group)
 {
+	code = tracehook_report_exit(code);
+	tracehook_stop();
 	exit_notify(code, group);
 	do_task_dead();
 }

@@ -58,7 +58,11 @@ export class SyscallEntry {
       if ((task.tif & _TIF_SYSCALL_TRACE) !== 0) k.tracehooks.reportSyscallExit(task, frame)
       // A stepped syscall: the CPU took no trap for it (FMASK cleared TF), so the step is reported here,
       // as Linux's user_single_step_report does: SIGTRAP (TRAP_BRKPT) at the instruction after it.
-      if ((task.tif & _TIF_SINGLESTEP) !== 0 && (frame.get('flags') & X86_EFLAGS_TF) !== 0) {
+      if (
+        (task.tif & _TIF_SINGLESTEP) !== 0 &&
+        (frame.get('flags') & X86_EFLAGS_TF) !== 0 &&
+        frame.get('orig_ax') >= 0
+      ) {
         k.signals.sendSignal(c, task, { signo: SIGTRAP, code: TRAP_BRKPT, trapno: 1, err: 0 })
         k.signals.recalcSigpending(task)
       }

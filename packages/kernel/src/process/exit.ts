@@ -6,7 +6,7 @@
 // (do_task_dead) and the next task's finish_task_switch frees the stack.
 
 import type { Cpu } from '@probekit/x86-emu'
-import { HC_EXIT } from '../abi.js'
+import { HC_EXIT, HC_EXIT_REPORT } from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
 import type { Kernel } from '../kernel.js'
 import { writeUserU32 } from '../mm/user-memory.js'
@@ -27,6 +27,13 @@ export function exitStatus(t: Task): ExitStatus {
 
 export class TaskExit {
   constructor(private readonly kernel: Kernel) {
+    // tracehook_report_exit, in the exiting task's own context: tracers may change the code or hold it
+    // here (the guest waits in TASK_TRACED) before anything is torn down.
+    kernel.machine.registerHypercall(HC_EXIT_REPORT, (c) => {
+      const task = kernel.current(c)
+      task.exitReported = true
+      ret(c, kernel.tracehooks.reportExit(task, arg(c, 0)))
+    })
     kernel.machine.registerHypercall(HC_EXIT, (c) => {
       const task = kernel.current(c)
       const status = arg(c, 0)
@@ -58,9 +65,13 @@ export class TaskExit {
     if (task.state === 'zombie') return
     const k = this.kernel
     const { sched, signals, tracehooks } = k
-    const status = tracehooks.reportExit(task, signal ? signal : code << 8)
-    code = (status >> 8) & 0xff
-    signal = status & 0x7f
+    // Reported already from do_exit (HC_EXIT_REPORT); a task ended while switched out is reported here.
+    if (!task.exitReported) {
+      task.exitReported = true
+      const status = tracehooks.reportExit(task, signal ? signal : code << 8)
+      code = (status >> 8) & 0xff
+      signal = status & 0x7f
+    }
     // mm_release: robust futexes first, then the CLONE_CHILD_CLEARTID word.
     exitRobustList(k, task)
     if (task.clearChildTid) {

@@ -44,6 +44,8 @@ export class Task {
   exitCode = 0
   /** Signal that killed it, or 0. */
   exitSignal = 0
+  /** Its exit was reported to tracers (tracehook_report_exit, once). */
+  exitReported = false
   children: Task[] = []
   /** CLONE_CHILD_CLEARTID / set_tid_address: cleared and futex-woken at exit. */
   clearChildTid = 0

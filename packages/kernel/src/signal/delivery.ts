@@ -70,11 +70,13 @@ export class SignalDelivery {
       for (const s of [SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU]) target.pending.delete(s)
     } else if (defaultAction(sig) === 'stop') target.pending.delete(SIGCONT)
     const blocked = (target.blocked & bit(sig)) !== 0n
-    // An ignored signal is dropped at once, unless it is blocked (a handler may be installed before it is unblocked).
+    // An ignored signal is dropped at once, unless it is blocked (a handler may be installed before it is
+    // unblocked) or a tracer wants to see it (sig_ignored's tracehook_consider_ignored_signal).
     if (
       sig !== SIGKILL &&
       !blocked &&
-      (action.handler === SIG_IGN || (action.handler === SIG_DFL && (def === 'ign' || def === 'cont')))
+      (action.handler === SIG_IGN || (action.handler === SIG_DFL && (def === 'ign' || def === 'cont'))) &&
+      !this.kernel.tracehooks.considerIgnoredSignal(target, sig)
     )
       return
     // A stopped task does not run again by itself: SIGKILL ends it now (others wait for SIGCONT).

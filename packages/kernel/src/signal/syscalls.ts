@@ -71,11 +71,15 @@ export function registerSignalSyscalls(def: SyscallDef): void {
     if (size !== 8) return -EINVAL
     if (task.savedSigmask === null) task.savedSigmask = task.blocked
     task.blocked = sanitizeMask(new DataView(copyFromUser(task.mm, mask, 8).buffer).getBigUint64(0, true))
-    if (deliverable(task)) return -4 // EINTR: the handler runs on the way out, with the old mask saved
+    // As Linux's sigsuspend: -ERESTARTNOHAND however the signal came (already pending, or while asleep);
+    // the handler's frame turns it into EINTR on the way out, with the old mask saved.
+    if (deliverable(task)) return -ERESTARTNOHAND
     return { wouldBlock: true, ready: () => false, restartCode: ERESTARTNOHAND } // only a signal wakes it
   })
   def(34, 'pause', ({ task }) =>
-    deliverable(task) ? -4 : { wouldBlock: true, ready: () => false, restartCode: ERESTARTNOHAND },
+    deliverable(task)
+      ? -ERESTARTNOHAND
+      : { wouldBlock: true, ready: () => false, restartCode: ERESTARTNOHAND },
   )
   def(15, 'rt_sigreturn', ({ kernel, cpu, task, frame }) => {
     const mask = restoreRtFrame(task, frame, cpu)

@@ -49,10 +49,10 @@ export interface TaskTracer {
   /** The task is dead (a zombie, or a reaped thread); its parent was notified. signal: the one that killed it, or 0. */
   reportDeath?(task: Task, groupDead: boolean, signal: number): void
   /**
-   * Before a system call runs (number in orig_ax, arguments in di si dx r10 r8 r9). true aborts it
-   * (it returns regs.ax, -ENOSYS unless changed; its exit is reported); setting orig_ax to -1 skips
-   * it without an exit report. resumed: the task was stopped at this same entry and has just been
-   * woken (the report is made again).
+   * Before a system call runs (number in orig_ax, arguments in di si dx r10 r8 r9). true aborts it,
+   * and so does setting orig_ax to -1 (it returns regs.ax, -ENOSYS unless changed; its exit is still
+   * reported). resumed: the task was stopped at this same entry and has just been woken (the report
+   * is made again).
    */
   // biome-ignore lint/suspicious/noConfusingVoidType: a tracer that lets the call run returns nothing
   reportSyscallEntry?(task: Task, regs: PtRegsFrame, resumed: boolean): boolean | undefined | void
@@ -63,6 +63,8 @@ export interface TaskTracer {
    * is acted on. dequeue() takes the next deliverable signal off the queue (null: none).
    */
   getSignal?(task: Task, regs: PtRegsFrame, dequeue: () => DequeuedSignal | null): SignalDecision | undefined
+  /** Should a signal the task ignores still be queued, for this tracer to see (tracehook_consider_ignored_signal)? */
+  considerIgnoredSignal?(task: Task, signo: number): boolean
   /** Does this tracer keep TIF_SIGPENDING on for the task (a pending utrace INTERRUPT)? */
   sigpendingForced?(task: Task): boolean
   /** A handler's frame was just set up (stepping: the task single-steps into it). */
@@ -212,6 +214,12 @@ export class Tracehooks {
       if (d) return d
     }
     return undefined
+  }
+
+  /** tracehook_consider_ignored_signal: a tracer wants to see the task's ignored signals. */
+  considerIgnoredSignal(task: Task, signo: number): boolean {
+    for (const t of this.tracersOf(task)) if (t.considerIgnoredSignal?.(task, signo)) return true
+    return false
   }
 
   /** tracehook_force_sigpending: a tracer keeps the signal path on for the task. */

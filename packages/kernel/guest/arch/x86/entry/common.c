@@ -6,6 +6,7 @@
 #include <linux/kprobes.h>
 #include <linux/sched.h>
 #include <linux/syscalls.h>
+#include <linux/tracehook.h>
 #include <asm/hypercall.h>
 #include <asm/irqflags.h>
 #include <asm/percpu.h>
@@ -33,12 +34,6 @@ noinline void tracehook_report_syscall_exit(struct pt_regs *regs)
 	hypercall1(HC_SYSCALL_TRACE_EXIT, regs);
 }
 
-/* A tracer holds the task here (TASK_TRACED) until it lets it go. */
-static __always_inline void tracehook_stop(void)
-{
-	while (READ_ONCE(current->__state) == __TASK_TRACED)
-		schedule();
-}
 
 /*
  * syscall_trace_enter: report the call to the task's tracers, which may
@@ -182,12 +177,28 @@ NOKPROBE_SYMBOL(exit_to_user_mode);
 
 noinline void syscall_exit_to_user_mode(struct pt_regs *regs)
 {
-	if (unlikely(READ_ONCE(current->flags) & (_TIF_SYSCALL_TRACE | _TIF_SINGLESTEP)) &&
-	    (long)regs->orig_ax >= 0)
+	/* Every traced call's exit is reported, a skipped one's and rt_sigreturn's (orig_ax -1) too. */
+	if (unlikely(READ_ONCE(current->flags) & (_TIF_SYSCALL_TRACE | _TIF_SINGLESTEP)))
 		syscall_exit_work(regs);
 	local_irq_disable();
 	exit_to_user_mode(regs);
 }
+
+/*
+ * ret_from_fork's way out: a forked child returns from the call that made
+ * it (its exit is reported like any call's); a task the kernel started
+ * (spawn, orig_ax -1) made no call to report.
+ */
+asmlinkage noinline void ret_from_fork_to_user_mode(struct pt_regs *regs)
+{
+	if ((long)regs->orig_ax >= 0)
+		syscall_exit_to_user_mode(regs);
+	else {
+		local_irq_disable();
+		exit_to_user_mode(regs);
+	}
+}
+NOKPROBE_SYMBOL(ret_from_fork_to_user_mode);
 
 /*
  * Called by common_interrupt_return after every exception and interrupt.

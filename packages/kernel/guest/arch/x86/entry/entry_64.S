@@ -183,6 +183,6 @@ SYM_CODE_START(ret_from_fork)
 	movq	%rax, %rdi
 	call	schedule_tail			/* finish_task_switch(prev) */
 	movq	%rsp, %rdi
-	call	syscall_exit_to_user_mode
+	call	ret_from_fork_to_user_mode
 	jmp	restore_regs_and_iret
 SYM_CODE_END(ret_from_fork)
