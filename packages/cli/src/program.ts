@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander'
 import { CliError } from './cli-error.js'
 import { decodeCommand } from './commands/decode.js'
 import { demoCommand } from './commands/demo.js'
+import { listCommand } from './commands/list.js'
 import { type RunOptions, runCommand } from './commands/run.js'
 import type { CliIo } from './io.js'
 import { packageVersion } from './version.js'
@@ -50,6 +51,25 @@ function createProgram(io: CliIo): Command {
     .action(() => {
       exitCode = demoCommand(io)
     })
+
+  program
+    .command('list')
+    .description(
+      "list probe points: the guest kernel's functions (blacklisted ones marked), or a program's with -x",
+    )
+    .argument(
+      '[glob]',
+      "only the names this glob matches, as perf probe --funcs takes it: 'vfs_*', 'do_sys_open*'",
+    )
+    .option('-x, --exec <binary>', 'the functions of this user program or library instead of the kernel')
+    .option('--blacklist', "the kernel's kprobe blacklist, as debugfs kprobes/blacklist prints it")
+    .addHelpText(
+      'after',
+      "\nExamples:\n  probekit list 'vfs_*'\n  probekit list --blacklist\n  probekit list -x /bin/busybox 'sh_*'",
+    )
+    .action((glob: string | undefined, options: { exec?: string; blacklist?: boolean }) =>
+      listCommand(glob, { x: options.exec, blacklist: options.blacklist }, io),
+    )
 
   program
     .command('run')
