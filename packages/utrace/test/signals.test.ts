@@ -6,7 +6,7 @@
 // handles them keeps them from the program; UTRACE_SINGLESTEP steps the
 // thread one user instruction at a time.
 
-import { SIGTRAP, SIGUSR1 } from '@probekit/kernel'
+import { SIGCONT, SIGTRAP, SIGUSR1 } from '@probekit/kernel'
 import { describe, expect, it } from 'vitest'
 import {
   UTRACE_ATTACH_CREATE,
@@ -15,7 +15,10 @@ import {
   UTRACE_RESUME,
   UTRACE_SIGNAL_CORE,
   UTRACE_SIGNAL_DELIVER,
+  UTRACE_SIGNAL_HANDLER,
+  UTRACE_SIGNAL_HOLD,
   UTRACE_SIGNAL_IGN,
+  UTRACE_SIGNAL_STOP,
   UTRACE_SIGNAL_TERM,
   UTRACE_SINGLESTEP,
   utrace_signal_action,
@@ -151,4 +154,99 @@ describe('report_signal', () => {
     // After int3 (1 byte): mov eax, 39 (5) -> syscall (2) -> mov edi, eax (2): each trap one instruction on.
     expect(ips).toEqual([1, 6, 8, 10])
   })
+})
+
+describe('signal decisions', () => {
+  it.skipIf(!haveBusybox)(
+    'DELIVER with SINGLESTEP into a handler: a second report_signal with UTRACE_SIGNAL_HANDLER, at the handler',
+    () => {
+      const { k, out } = boot(busyboxFiles())
+      const sh = k.spawn(BUSYBOX, ['sh', '-c', "trap 'echo caught' USR1; kill -USR1 $$; echo after"])
+      const utrace = utraceOf(k)
+      const seen: string[] = []
+      let handler = 0
+      const e = engineOf(
+        utrace.utrace_attach_task(
+          sh,
+          UTRACE_ATTACH_CREATE,
+          {
+            report_quiesce: (action) => action,
+            report_signal: (action, _e, regs, info, orig_ka) => {
+              const what = utrace_signal_action(action)
+              if (what === UTRACE_SIGNAL_DELIVER && info.signo === SIGUSR1) {
+                handler = orig_ka?.handler ?? 0
+                seen.push('deliver')
+                return UTRACE_SIGNAL_DELIVER | UTRACE_SINGLESTEP
+              }
+              if (what === UTRACE_SIGNAL_HANDLER) {
+                seen.push(`handler at ${regs.get('ip') === handler}`)
+                return UTRACE_SIGNAL_IGN | UTRACE_RESUME
+              }
+              return what | UTRACE_RESUME
+            },
+          },
+          null,
+        ),
+      )
+      utrace.utrace_set_events(sh, e, UTRACE_EVENT.SIGNAL | UTRACE_EVENT.QUIESCE)
+      expect(k.run(1_000_000_000).exit?.status).toBe(0)
+      expect(out()).toBe('caught\nafter\n')
+      expect(seen).toEqual(['deliver', 'handler at true'])
+    },
+  )
+
+  it.skipIf(!haveBusybox)(
+    'UTRACE_SIGNAL_HOLD puts the signal back: reported again, then delivered; UTRACE_SIGNAL_STOP stops the group for job control',
+    () => {
+      const held = boot(busyboxFiles())
+      const sh = held.k.spawn(BUSYBOX, ['sh', '-c', "trap 'echo caught' USR1; kill -USR1 $$; echo after"])
+      const utrace = utraceOf(held.k)
+      let reports = 0
+      const e = engineOf(
+        utrace.utrace_attach_task(
+          sh,
+          UTRACE_ATTACH_CREATE,
+          {
+            report_signal: (action, _e, _regs, info) => {
+              if (info.signo !== SIGUSR1) return utrace_signal_action(action) | UTRACE_RESUME
+              // The first time: ignore it now but keep it queued.
+              return reports++ === 0
+                ? UTRACE_SIGNAL_IGN | UTRACE_SIGNAL_HOLD | UTRACE_RESUME
+                : UTRACE_SIGNAL_DELIVER | UTRACE_RESUME
+            },
+          },
+          null,
+        ),
+      )
+      utrace.utrace_set_events(sh, e, UTRACE_EVENT.SIGNAL)
+      expect(held.k.run(1_000_000_000).exit?.status).toBe(0)
+      expect(held.out()).toBe('caught\nafter\n')
+      expect(reports).toBe(2)
+
+      const stopped = boot(busyboxFiles())
+      const sh2 = stopped.k.spawn(BUSYBOX, ['sh', '-c', "trap 'echo caught' USR1; kill -USR1 $$; echo after"])
+      const u2 = utraceOf(stopped.k)
+      const e2 = engineOf(
+        u2.utrace_attach_task(
+          sh2,
+          UTRACE_ATTACH_CREATE,
+          {
+            report_signal: (action, _e, _regs, info) =>
+              info.signo === SIGUSR1
+                ? UTRACE_SIGNAL_STOP | UTRACE_RESUME
+                : utrace_signal_action(action) | UTRACE_RESUME,
+          },
+          null,
+        ),
+      )
+      u2.utrace_set_events(sh2, e2, UTRACE_EVENT.SIGNAL)
+      expect(stopped.k.run(100_000_000).exit).toBeNull()
+      expect(sh2.state).toBe('stopped')
+      expect(stopped.out()).toBe('')
+      // SIGCONT: it goes on; USR1 was turned into the stop, so no handler ran.
+      stopped.k.signals.sendSignal(stopped.k.machine.cpus[0], sh2, { signo: SIGCONT, code: 0 })
+      expect(stopped.k.run(1_000_000_000).exit?.status).toBe(0)
+      expect(stopped.out()).toBe('after\n')
+    },
+  )
 })

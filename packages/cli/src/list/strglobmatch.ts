@@ -8,7 +8,7 @@ export function strglobmatch(name: string, glob: string): boolean {
     const c = glob[i]
     if (c === '*') re += '.*'
     else if (c === '?') re += '.'
-    else if (c === '\\' && i + 1 < glob.length) re += escape(glob[++i])
+    else if (c === '\\' && i + 1 < glob.length) re += escapeChar(glob[++i])
     else if (c === '[') {
       const end = glob.indexOf(']', i + 2)
       if (end < 0) {
@@ -19,11 +19,11 @@ export function strglobmatch(name: string, glob: string): boolean {
       if (set.startsWith('!')) set = `^${set.slice(1)}`
       re += `[${set.replace(/[\\\]]/g, '\\$&')}]`
       i = end
-    } else re += escape(c)
+    } else re += escapeChar(c)
   }
   return new RegExp(`${re}$`).test(name)
 }
 
-function escape(c: string): string {
+function escapeChar(c: string): string {
   return c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
 }
