@@ -1,0 +1,553 @@
+// Uprobes (the utrace-based uprobes of 2010: kernel/uprobes.c, the seed's
+// Documentation/uprobes.txt): breakpoints in one process's text, a utrace
+// engine on each of its threads, and the original instruction
+// single-stepped out of line in the process's XOL area.
+//
+// register_uprobe puts an int3 over the first byte of the probed
+// instruction with mm.write, which copies a shared page first (as ptrace's
+// access_process_vm does with FOLL_FORCE): only that process sees it. A
+// hit is the SIGTRAP utrace reports as UTRACE_SIGNAL_CORE: the handlers run,
+// the thread is sent to the copy in the XOL slot with UTRACE_SINGLESTEP, and
+// the single-step SIGTRAP that follows is where the x86 fix-ups make it look
+// as if the original had run in place. Both traps are kept from the
+// program (UTRACE_SIGNAL_IGN).
+//
+// Before a breakpoint goes in or out every thread is stopped
+// (UTRACE_INTERRUPT, then UTRACE_STOP from report_signal/report_quiesce):
+// called from host code, Uprobes drives the machine until they are.
+// From a uprobe handler the operation is queued (-EINPROGRESS) and run
+// after the hit, in that thread's report, with the callback told the result.
+
+import {
+  BadAddress,
+  copyFromUser,
+  EEXIST,
+  EINPROGRESS,
+  EINVAL,
+  ESRCH,
+  type Kernel,
+  PAGE,
+  PROT_EXEC,
+  type PtRegsFrame,
+  SIGTRAP,
+  type SigInfo,
+  type Task,
+} from '@probekit/kernel'
+import {
+  IS_ERR,
+  UTRACE_ATTACH_CREATE,
+  UTRACE_DETACH,
+  UTRACE_EVENT,
+  UTRACE_INTERRUPT,
+  UTRACE_RESUME,
+  UTRACE_RESUME_MASK,
+  UTRACE_SIGNAL_HANDLER,
+  UTRACE_SIGNAL_IGN,
+  UTRACE_SIGNAL_REPORT,
+  UTRACE_SINGLESTEP,
+  UTRACE_STOP,
+  type Utrace,
+  type UtraceEngineOps,
+  utrace_signal_action,
+  utraceOf,
+} from '@probekit/utrace'
+import {
+  arch_uprobe_analyze_insn,
+  arch_uprobe_post_xol,
+  arch_uprobe_xol_copy,
+  MAX_UINSN_BYTES,
+  UPROBE_SWBP_INSN,
+  X86_EFLAGS_TF,
+} from './arch-x86.js'
+import type { Uprobe, UprobeKimg } from './uprobe.js'
+import { UprobeProbept } from './uprobe-probept.js'
+import { UprobeProcess } from './uprobe-process.js'
+import { UprobeTask } from './uprobe-task.js'
+import { XOL_AREA_NAME, XolArea } from './xol-area.js'
+
+/** clone flags (include/uapi/linux/sched.h). */
+const CLONE_VM = 0x100
+const CLONE_THREAD = 0x10000
+
+/** x86 trap numbers in a SIGTRAP's info: #DB (the single step) and #BP (int3). */
+const X86_TRAP_DB = 1
+const X86_TRAP_BP = 3
+
+/**
+ * What each probed thread's engine hears: QUIESCE (the stop for insertion and removal, and the
+ * signal reports UTRACE_INTERRUPT makes), SIGNAL_CORE (breakpoint and step traps), clone, exec, death.
+ */
+export const UPROBE_ENGINE_EVENTS =
+  UTRACE_EVENT.QUIESCE |
+  UTRACE_EVENT.SIGNAL_CORE |
+  UTRACE_EVENT.CLONE |
+  UTRACE_EVENT.EXEC |
+  UTRACE_EVENT.DEATH |
+  UTRACE_EVENT.REAP
+
+/** How the host waits for a quiesce: kernel.run in slices of this many instructions, at most this many. */
+export const QUIESCE_SLICE = 10_000
+export const QUIESCE_MAX_SLICES = 500
+
+const instances = new WeakMap<Kernel, Uprobes>()
+
+/** The kernel's Uprobes (made on first use; one per kernel, over its utrace). */
+export function uprobesOf(kernel: Kernel): Uprobes {
+  let u = instances.get(kernel)
+  if (!u) {
+    u = new Uprobes(kernel)
+    instances.set(kernel, u)
+  }
+  return u
+}
+
+export class Uprobes {
+  private readonly utrace: Utrace
+  /** uproc_table: the probed processes by tgid. */
+  private readonly procs = new Map<number, UprobeProcess>()
+  /** Each registered uprobe's kimg (Linux's u->kdata). */
+  private readonly kimgs = new Map<Uprobe, UprobeKimg>()
+  /** The thread whose handlers run now: [un]register calls from them are delayed. */
+  private handlerTask: UprobeTask | null = null
+  /** Inside one of our engine's callbacks: the machine is mid-run, it cannot be driven from here. */
+  private callbackDepth = 0
+  /** Handlers that threw, quiesces that timed out: what Linux would printk. */
+  readonly warnings: string[] = []
+  private readonly ops: UtraceEngineOps
+
+  constructor(readonly kernel: Kernel) {
+    this.utrace = utraceOf(kernel)
+    const inCb = <T>(fn: () => T): T => {
+      this.callbackDepth++
+      try {
+        return fn()
+      } finally {
+        this.callbackDepth--
+      }
+    }
+    this.ops = {
+      report_quiesce: (_action, engine) => inCb(() => this.reportQuiesce(engine.data as UprobeTask)),
+      report_signal: (action, engine, regs, info) =>
+        inCb(() => this.reportSignal(engine.data as UprobeTask, action, regs, info)),
+      report_clone: (_action, engine, flags, child) =>
+        inCb(() => this.reportClone(engine.data as UprobeTask, flags, child)),
+      report_exec: (_action, engine, _bprm, _regs, task) =>
+        inCb(() => this.reportExec(engine.data as UprobeTask, task)),
+      report_death: (engine, groupDead, _signal, task) =>
+        inCb(() => this.reportDeath(engine.data as UprobeTask, groupDead, task)),
+      report_reap: (engine, task) => {
+        const utask = engine.data as UprobeTask
+        if (utask.uproc.threads.get(task) === utask) utask.uproc.threads.delete(task)
+      },
+    }
+  }
+
+  // ================================================================ the API
+
+  /**
+   * register_uprobe: a breakpoint at u.vaddr in process u.pid; u.handler runs at each hit. 0; -EINVAL
+   * (no handler, vaddr not in an executable mapping, an instruction that cannot be stepped out of
+   * line, already registered); -ESRCH (no such process, or it died meanwhile); -EEXIST (an int3 not
+   * ours is already there); -ENOMEM (no XOL area or slot); -EINPROGRESS from a handler (delayed; the
+   * result goes to u.registration_callback).
+   */
+  register_uprobe(u: Uprobe): number {
+    if (!u || typeof u.handler !== 'function') return -EINVAL
+    const task = this.kernel.tasks.get(u.pid)
+    if (!task || this.isDead(task)) return -ESRCH
+    if (this.handlerTask) {
+      this.handlerTask.deferred.push({ uprobe: u, reg: 1 })
+      return -EINPROGRESS
+    }
+    return this.doRegister(u)
+  }
+
+  /**
+   * unregister_uprobe: remove u; the int3 goes when the last uprobe at its address does. A no-op for
+   * a uprobe not registered (or dropped by its process's exec or exit). From a handler: delayed.
+   */
+  unregister_uprobe(u: Uprobe): void {
+    const kimg = this.kimgs.get(u)
+    if (!kimg) return
+    if (this.handlerTask) {
+      this.handlerTask.deferred.push({ uprobe: u, reg: 0 })
+      return
+    }
+    this.doUnregister(kimg)
+  }
+
+  // camelCase aliases
+  registerUprobe = this.register_uprobe
+  unregisterUprobe = this.unregister_uprobe
+
+  /** Linux's `current` for a handler: the thread that hit the probepoint (null outside handlers). */
+  get current(): Task | null {
+    return this.handlerTask?.task ?? null
+  }
+
+  /** The XOL area's address in process tgid, or null (for tests and tools). */
+  xolAreaOf(tgid: number): number | null {
+    return this.procs.get(tgid)?.xol?.vaddr ?? null
+  }
+
+  /** Is some uprobe registered (or a probepoint set) in process tgid? */
+  isProbed(tgid: number): boolean {
+    return this.procs.has(tgid)
+  }
+
+  // ================================================================ register / unregister
+
+  private doRegister(u: Uprobe): number {
+    const task = this.kernel.tasks.get(u.pid)
+    if (!task || this.isDead(task)) return -ESRCH
+    if (this.kimgs.has(u)) return -EINVAL
+    const mm = task.mm
+    // uprobe_validate_vaddr: an executable mapping, not the XOL area.
+    const vma = mm.findVma(u.vaddr)
+    if (!vma || (vma.prot & PROT_EXEC) === 0 || (vma.kind === 'anon' && vma.name === XOL_AREA_NAME))
+      return -EINVAL
+    let uproc = this.procs.get(task.tgid)
+    const existing = uproc?.probepts.get(u.vaddr)
+    if (uproc && existing) {
+      this.addKimg(u, uproc, existing)
+      return 0
+    }
+    // A new probepoint: the original instruction, other probepoints' int3s in its bytes put back.
+    const len = Math.min(MAX_UINSN_BYTES, vma.end - u.vaddr)
+    const bytes = copyFromUser(mm, u.vaddr, len)
+    for (let i = 1; i < len; i++) {
+      const other = uproc?.probepts.get(u.vaddr + i)
+      if (other && bytes[i] === UPROBE_SWBP_INSN) bytes[i] = other.opcode
+    }
+    // A breakpoint we did not put there (a debugger's): we do not step over somebody else's trap.
+    if (bytes[0] === UPROBE_SWBP_INSN) return -EEXIST
+    const arch = arch_uprobe_analyze_insn(bytes, u.vaddr)
+    if (typeof arch === 'number') return arch
+    const created = !uproc
+    if (!uproc) {
+      const made = this.newUproc(task)
+      if (typeof made === 'number') return made
+      uproc = made
+    }
+    const fail = (err: number) => {
+      if (created) this.maybeReleaseUproc(uproc)
+      return err
+    }
+    if (!uproc.xol) {
+      const xol = XolArea.get(mm, u.vaddr)
+      if (typeof xol === 'number') return fail(xol)
+      uproc.xol = xol
+    }
+    const xol = uproc.xol
+    const slot = xol.allocSlot()
+    if (slot < 0) return fail(slot)
+    const copy = arch_uprobe_xol_copy(arch, u.vaddr, slot)
+    if (typeof copy === 'number') {
+      xol.xol_free_insn_slot(slot)
+      return fail(copy)
+    }
+    const host = this.quiesce(uproc)
+    if (uproc.finished) return -ESRCH // the process execed or exited while it was being stopped
+    const raced = uproc.probepts.get(u.vaddr)
+    if (raced) {
+      // A handler's delayed registration set it meanwhile.
+      xol.xol_free_insn_slot(slot)
+      this.addKimg(u, uproc, raced)
+    } else {
+      const ppt = new UprobeProbept(u.vaddr, bytes[0], arch, slot)
+      xol.writeSlot(slot, copy)
+      mm.write(u.vaddr, Uint8Array.of(UPROBE_SWBP_INSN))
+      uproc.probepts.set(u.vaddr, ppt)
+      this.addKimg(u, uproc, ppt)
+    }
+    if (host) this.resume(uproc)
+    return 0
+  }
+
+  private addKimg(u: Uprobe, uproc: UprobeProcess, ppt: UprobeProbept): void {
+    const kimg: UprobeKimg = { uprobe: u, uproc, ppt }
+    ppt.uprobes.push(kimg)
+    this.kimgs.set(u, kimg)
+  }
+
+  private doUnregister(kimg: UprobeKimg): void {
+    const { uproc, ppt } = kimg
+    this.kimgs.delete(kimg.uprobe)
+    ppt.uprobes.splice(ppt.uprobes.indexOf(kimg), 1)
+    if (ppt.uprobes.length > 0 || uproc.finished) return
+    // The last uprobe here: the original byte goes back (the page stays the process's private copy).
+    const host = this.quiesce(uproc)
+    if (!uproc.finished && uproc.probepts.get(ppt.vaddr) === ppt) {
+      uproc.mm.write(ppt.vaddr, Uint8Array.of(ppt.opcode))
+      uproc.probepts.delete(ppt.vaddr)
+      ppt.state = 'UPROBE_DISABLED'
+      // A thread between its hit and the end of its step still needs the slot; it frees it then.
+      if (ppt.stepping === 0) uproc.xol?.xol_free_insn_slot(ppt.slot)
+    }
+    if (host) this.resume(uproc)
+    this.maybeReleaseUproc(uproc)
+  }
+
+  /** [un]registrations a thread's handlers asked for, once its hit is over; the callbacks hear the results. */
+  private runDeferred(utask: UprobeTask): void {
+    for (const d of utask.deferred.splice(0)) {
+      let result = 0
+      if (d.reg === 1) result = this.doRegister(d.uprobe)
+      else {
+        const kimg = this.kimgs.get(d.uprobe)
+        if (kimg) this.doUnregister(kimg)
+      }
+      this.callUser(() => d.uprobe.registration_callback?.(d.uprobe, d.reg, result))
+    }
+  }
+
+  // ================================================================ processes and threads
+
+  /** A uprobe_process for task's thread group, with an engine on each of its live threads. */
+  private newUproc(task: Task): UprobeProcess | number {
+    const uproc = new UprobeProcess(task.tgid, task.mm)
+    for (const t of this.kernel.tasks.values())
+      if (t.tgid === task.tgid && !this.isDead(t)) this.attachThread(uproc, t)
+    if (uproc.threads.size === 0) return -ESRCH
+    this.procs.set(task.tgid, uproc)
+    return uproc
+  }
+
+  private attachThread(uproc: UprobeProcess, t: Task): UprobeTask | null {
+    const utask = new UprobeTask(t, uproc)
+    const engine = this.utrace.utrace_attach_task(t, UTRACE_ATTACH_CREATE, this.ops, utask)
+    if (IS_ERR(engine)) return null
+    utask.engine = engine
+    if (this.utrace.utrace_set_events(t, engine, UPROBE_ENGINE_EVENTS) !== 0) {
+      this.utrace.utrace_control(t, engine, UTRACE_DETACH)
+      return null
+    }
+    uproc.threads.set(t, utask)
+    return utask
+  }
+
+  /** The last probepoint is gone and no thread is inside a hit: detach and forget the process. */
+  private maybeReleaseUproc(uproc: UprobeProcess): void {
+    if (uproc.finished || uproc.probepts.size > 0) return
+    for (const utask of uproc.threads.values()) if (utask.state !== 'UPTASK_RUNNING') return
+    this.finish(uproc, null)
+  }
+
+  /**
+   * Exec, exit, or the last probe gone: drop every uprobe of the process (a later unregister is a
+   * no-op) and detach every engine but current's (its callback answers UTRACE_DETACH itself).
+   */
+  private finish(uproc: UprobeProcess, current: Task | null): void {
+    if (uproc.finished) return
+    uproc.finished = true
+    for (const ppt of uproc.probepts.values()) for (const k of ppt.uprobes) this.kimgs.delete(k.uprobe)
+    uproc.probepts.clear()
+    for (const utask of uproc.threads.values()) {
+      if (utask.task === current) continue
+      this.utrace.utrace_control(utask.task, utask.engine, UTRACE_DETACH)
+    }
+    uproc.threads.clear()
+    if (this.procs.get(uproc.tgid) === uproc) this.procs.delete(uproc.tgid)
+  }
+
+  private isDead(t: Task): boolean {
+    return t.state === 'zombie' || this.kernel.tasks.get(t.pid) !== t
+  }
+
+  // ================================================================ quiesce
+
+  /**
+   * quiesce_all_threads: every live thread stopped before the text changes. From host code (the
+   * machine not running) the threads are interrupted and the machine run, in slices, until each is
+   * stopped (TASK_TRACED, or a job-control stop) or dead; true then: resume() lets them go. From a
+   * callback the machine is mid-run and cannot be driven: every other thread is between two
+   * instructions (callbacks run whole), so the one-byte write is made as it is (as modern uprobes
+   * does without stopping anyone); false then.
+   */
+  private quiesce(uproc: UprobeProcess): boolean {
+    if (this.callbackDepth > 0) return false
+    uproc.quiescing = true
+    for (const utask of uproc.threads.values())
+      if (!this.isQuiet(utask.task)) this.utrace.utrace_control(utask.task, utask.engine, UTRACE_INTERRUPT)
+    let slices = 0
+    while (!uproc.finished && !this.allQuiet(uproc) && slices++ < QUIESCE_MAX_SLICES)
+      this.kernel.run(QUIESCE_SLICE)
+    if (!uproc.finished && !this.allQuiet(uproc))
+      this.warnings.push(
+        `uprobes: process ${uproc.tgid} did not quiesce in ${QUIESCE_MAX_SLICES * QUIESCE_SLICE} instructions`,
+      )
+    return true
+  }
+
+  private isQuiet(t: Task): boolean {
+    return t.state === 'traced' || t.state === 'stopped' || this.isDead(t)
+  }
+
+  private allQuiet(uproc: UprobeProcess): boolean {
+    for (const utask of uproc.threads.values()) if (!this.isQuiet(utask.task)) return false
+    return true
+  }
+
+  /** rouse_all_threads: let every stopped thread go on. */
+  private resume(uproc: UprobeProcess): void {
+    uproc.quiescing = false
+    for (const utask of uproc.threads.values())
+      if (!this.isDead(utask.task)) this.utrace.utrace_control(utask.task, utask.engine, UTRACE_RESUME)
+  }
+
+  // ================================================================ engine callbacks
+
+  /** Stop while the process is quiescing; keep a step in progress going (it must be re-asked each pass). */
+  private reportQuiesce(utask: UprobeTask): number {
+    if (utask.state === 'UPTASK_SSTEP') return UTRACE_SINGLESTEP
+    return utask.uproc.quiescing ? UTRACE_STOP : UTRACE_RESUME
+  }
+
+  private reportSignal(utask: UprobeTask, action: number, regs: PtRegsFrame, info: SigInfo): number {
+    const signal = utrace_signal_action(action)
+    // Not ours: left as the engines before us decided.
+    const pass = (action & ~UTRACE_RESUME_MASK) | UTRACE_RESUME
+    if (signal === UTRACE_SIGNAL_REPORT || signal === UTRACE_SIGNAL_HANDLER)
+      return signal | this.reportQuiesce(utask)
+    if (utask.state === 'UPTASK_SSTEP') {
+      if (info.signo === SIGTRAP && info.trapno === X86_TRAP_DB) return this.postSstep(utask, regs)
+      if (info.trapno !== undefined) {
+        // The copy faulted: as if the original had, at its own address.
+        this.abortXol(utask, regs)
+        return pass
+      }
+      // A signal sent meanwhile: after the step (its handler must not start from the slot).
+      utask.delayedSignals.push({ ...info })
+      return UTRACE_SIGNAL_IGN | UTRACE_SINGLESTEP
+    }
+    if (info.signo !== SIGTRAP || info.trapno !== X86_TRAP_BP) return pass
+    const uproc = utask.uproc
+    const bp = regs.get('ip') - 1
+    const ppt = uproc.probepts.get(bp)
+    if (ppt) return this.handleHit(utask, ppt, regs)
+    // Removed between the trap and this report: the int3 is gone, run the original instruction.
+    if (!uproc.finished && this.byteAt(uproc, bp) !== UPROBE_SWBP_INSN) {
+      regs.set('ip', bp)
+      return UTRACE_SIGNAL_IGN | this.reportQuiesce(utask)
+    }
+    return pass
+  }
+
+  private byteAt(uproc: UprobeProcess, addr: number): number {
+    try {
+      return copyFromUser(uproc.mm, addr, 1)[0]
+    } catch (e) {
+      if (e instanceof BadAddress) return -1
+      throw e
+    }
+  }
+
+  /** A breakpoint hit: the handlers, in registration order, then the step of the copy out of line. */
+  private handleHit(utask: UprobeTask, ppt: UprobeProbept, regs: PtRegsFrame): number {
+    regs.set('ip', ppt.vaddr)
+    utask.state = 'UPTASK_BP_HIT'
+    utask.activePpt = ppt
+    utask.origTf = (regs.get('flags') & X86_EFLAGS_TF) !== 0
+    ppt.stepping++
+    const outer = this.handlerTask
+    this.handlerTask = utask
+    try {
+      for (const kimg of [...ppt.uprobes]) this.callUser(() => kimg.uprobe.handler(kimg.uprobe, regs))
+    } finally {
+      this.handlerTask = outer
+    }
+    if (regs.get('ip') !== ppt.vaddr) {
+      // A handler sent the thread elsewhere: the original instruction is not run.
+      this.endHit(utask)
+      return UTRACE_SIGNAL_IGN | this.reportQuiesce(utask)
+    }
+    // pre_ssout: to the slot, with TF.
+    utask.state = 'UPTASK_SSTEP'
+    regs.set('ip', ppt.slot)
+    return UTRACE_SIGNAL_IGN | UTRACE_SINGLESTEP
+  }
+
+  /** The step of the copy is done (uprobe_post_ssout): fix up, then the delayed work of the hit. */
+  private postSstep(utask: UprobeTask, regs: PtRegsFrame): number {
+    const ppt = utask.activePpt!
+    try {
+      arch_uprobe_post_xol(ppt.arch, ppt.vaddr, ppt.slot, regs, utask.uproc.mm, utask.origTf)
+    } catch (e) {
+      if (!(e instanceof BadAddress)) throw e
+      this.warnings.push(
+        `uprobes: pid ${utask.task.pid}: stack unreachable after stepping ${ppt.arch.mnemonic}`,
+      )
+    }
+    this.endHit(utask)
+    for (const info of utask.delayedSignals.splice(0)) this.kernel.tracehooks.pushBackSignal(utask.task, info)
+    return UTRACE_SIGNAL_IGN | this.reportQuiesce(utask)
+  }
+
+  /** The copy faulted: ip back at the original, the fault delivered as the original's. */
+  private abortXol(utask: UprobeTask, regs: PtRegsFrame): void {
+    const ppt = utask.activePpt!
+    const ip = regs.get('ip')
+    if (ip >= ppt.slot && ip < ppt.slot + MAX_UINSN_BYTES) regs.set('ip', ppt.vaddr + (ip - ppt.slot))
+    this.endHit(utask)
+  }
+
+  private endHit(utask: UprobeTask): void {
+    const ppt = utask.activePpt
+    utask.activePpt = null
+    utask.state = 'UPTASK_RUNNING'
+    if (ppt) {
+      ppt.stepping--
+      if (ppt.state === 'UPROBE_DISABLED' && ppt.stepping === 0) utask.uproc.xol?.xol_free_insn_slot(ppt.slot)
+    }
+    this.runDeferred(utask)
+    this.maybeReleaseUproc(utask.uproc)
+  }
+
+  private reportClone(utask: UprobeTask, flags: number, child: Task): number {
+    const uproc = utask.uproc
+    if (uproc.finished) return UTRACE_RESUME
+    if ((flags & (CLONE_THREAD | CLONE_VM)) !== 0) {
+      // A new thread (or a vfork child, on our text until it execs): it shares every probe.
+      const c = this.attachThread(uproc, child)
+      if (c && uproc.quiescing) this.utrace.utrace_control(child, c.engine, UTRACE_STOP)
+      return UTRACE_RESUME
+    }
+    // fork: probes are not inherited. Its copy of the text loses our int3s, written through its own mm
+    // (a page it shares with us is copied first), and the XOL area is not its (VM_DONTCOPY).
+    for (const ppt of uproc.probepts.values()) child.mm.write(ppt.vaddr, Uint8Array.of(ppt.opcode))
+    if (uproc.xol) child.mm.unmapRange(uproc.xol.vaddr, uproc.xol.vaddr + PAGE)
+    return UTRACE_RESUME
+  }
+
+  private reportExec(utask: UprobeTask, task: Task): number {
+    const uproc = utask.uproc
+    // The process's image is gone, its probes with it; a vfork child just leaves our text.
+    if (task.tgid === uproc.tgid) this.finish(uproc, task)
+    else if (uproc.threads.get(task) === utask) uproc.threads.delete(task)
+    return UTRACE_DETACH
+  }
+
+  private reportDeath(utask: UprobeTask, groupDead: boolean, task: Task): number {
+    const uproc = utask.uproc
+    if (utask.activePpt) {
+      utask.activePpt.stepping--
+      utask.activePpt = null
+    }
+    if (uproc.threads.get(task) === utask) uproc.threads.delete(task)
+    // A vfork child (another thread group on our text) just goes.
+    if (task.tgid !== uproc.tgid) return UTRACE_DETACH
+    let alive = false
+    for (const t of uproc.threads.keys()) if (t.tgid === uproc.tgid && !this.isDead(t)) alive = true
+    if (groupDead || !alive) this.finish(uproc, task)
+    return UTRACE_DETACH
+  }
+
+  /** A user's handler or callback: what it throws is reported, not let loose in the machine's run. */
+  private callUser(fn: () => void): void {
+    try {
+      fn()
+    } catch (e) {
+      this.warnings.push(`uprobes: handler threw: ${e instanceof Error ? e.message : String(e)}`)
+    }
+  }
+}
