@@ -54,7 +54,7 @@ describe('probekit run', () => {
 })
 
 describe('probekit demo', () => {
-  it("boots the kernel, shows do_fork, runs the seeds' kprobe, jprobe and kretprobe examples on the bundled programs", () => {
+  it("boots the kernel, shows do_fork, runs the seeds' kprobe, jprobe, kretprobe and uprobe examples on the bundled programs", () => {
     const r = spawnSync(process.execPath, [bin, 'demo'], {
       encoding: 'utf8',
       env: { ...process.env, NO_COLOR: '1' },
@@ -71,6 +71,10 @@ describe('probekit demo', () => {
     expect(r.stdout).toContain('sys_open returns -2')
     expect(r.stdout).toContain('Missed probing 0 instances of sys_open')
     expect(r.stdout).toContain(readFileSync(new URL('expected/proctree.stdout', fixtures), 'utf8').trimEnd())
+    // The uprobes seed's example on myprog's myfunc: a hit per call, the count at unload.
+    expect(r.stdout).toMatch(
+      /Registering uprobe on pid 1, vaddr (0x[0-9a-f]+)\n(Hit #\d on probepoint at \1\n){5}Unregistering uprobe on pid 1, vaddr \1\nProbepoint was hit 5 times\n/,
+    )
   })
 })
 

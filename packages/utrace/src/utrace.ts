@@ -694,6 +694,8 @@ export class Utrace {
           ? this.asCurrent(task, () => this.getSignal(task, utrace, regs, dequeue))
           : undefined,
       sigpendingForced: () => utrace.resume === UTRACE_INTERRUPT,
+      // A fault's signal is no "unhandled signal" (no dmesg line) while engines see signals first.
+      considerFatalSignal: () => want(UTRACE_EVENT_SIGNAL_ALL),
       // Ignored signals are kept for engines that want to see them (SIGNAL_IGN).
       considerIgnoredSignal: () => want(UTRACE_EVENT.SIGNAL_IGN),
       reportSignalHandler: (_task, stepping) => {

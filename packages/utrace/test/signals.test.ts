@@ -103,6 +103,9 @@ describe('report_signal', () => {
     const plain = boot({ '/bin/t': TRAPPER })
     plain.k.spawn('/bin/t', ['t'])
     expect(plain.k.run(10_000_000).exit?.status).toBe(128 + SIGTRAP)
+    // Unhandled, it leaves show_unhandled_signals' line in dmesg; an engine that sees it first, none.
+    const trapLine = (lines: readonly { text: string }[]) => lines.some((l) => / trap 3 ip /.test(l.text))
+    expect(trapLine(plain.k.printk.lines)).toBe(true)
 
     const { k } = boot({ '/bin/t': TRAPPER })
     const t = k.spawn('/bin/t', ['t'])
@@ -127,6 +130,7 @@ describe('report_signal', () => {
     utrace.utrace_set_events(t, e, UTRACE_EVENT.SIGNAL_CORE)
     expect(k.run(10_000_000).exit?.status).toBe(t.pid)
     expect(traps).toEqual([`${SIGTRAP} true ${TINY_BASE + HDR + 1}`])
+    expect(trapLine(k.printk.lines)).toBe(false)
   })
 
   it('UTRACE_SINGLESTEP steps one user instruction per report: the traps walk the program instruction by instruction', () => {

@@ -2,11 +2,12 @@
 // It boots the guest kernel, shows do_fork as kallsyms and the decoder see
 // it in the real image, then runs the seeds' kprobe, jprobe and kretprobe
 // examples while bundled programs fork and open files, and the seeds'
-// uprobe target.
+// uprobe example on its target (myprog's myfunc).
 
 import { readFileSync } from 'node:fs'
-import { Kernel } from '@probekit/kernel'
+import { Kernel, parseElf, readSymbols } from '@probekit/kernel'
 import { jprobeExample, Kprobes, kprobeExample, kretprobeExample } from '@probekit/kprobes'
+import { uprobeExample, uprobesOf } from '@probekit/uprobes'
 import { decode, formatLinear } from '@probekit/x86-emu'
 import { disassemble } from '../disassembly/disassemble.js'
 import { renderListing } from '../disassembly/render-listing.js'
@@ -76,13 +77,29 @@ export function demoCommand(io: CliIo): number {
       .join('\n'),
   )
 
-  head("5. The seeds' uprobe target (myprog calls myfunc) under the kernel:")
+  head("5. The seeds' uprobe example on myprog's myfunc (insmod uprobe_example.ko pid=... vaddr=...):")
   out.length = 0
   const k3 = new Kernel({ image: readGuestImage(), cpus: 1, stdout: (d) => out.push(dec.decode(d)) })
-  k3.vfs.writeFile('/bin/myprog', fixture('myprog'))
+  const myprog = fixture('myprog')
+  k3.vfs.writeFile('/bin/myprog', myprog)
   k3.boot()
-  k3.spawn('/bin/myprog', ['/bin/myprog'])
+  // $ nm -p myprog | awk '$3=="myfunc"'
+  const myfunc = readSymbols(parseElf(myprog)).find((s) => s.name === 'myfunc' && s.type === 2)
+  if (!myfunc) throw new Error('the bundled myprog has no myfunc symbol')
+  say(`$ nm -p myprog | awk '$3=="myfunc"'\n${myfunc.value.toString(16).padStart(16, '0')} T myfunc`)
+  const task = k3.spawn('/bin/myprog', ['/bin/myprog'])
+  const from3 = k3.printk.lines.length
+  const up = uprobeExample(k3, uprobesOf(k3), { pid: task.pid, vaddr: myfunc.value })
+  if (up.init_module() !== 0) throw new Error('the uprobe example did not register')
   r = k3.run(500_000_000)
+  up.cleanup_module()
+  say(
+    k3.printk.lines
+      .slice(from3)
+      .map((l) => l.text)
+      .join('\n'),
+  )
+  say(io.colors.dim('myprog printed:'))
   say(out.join('').trimEnd())
   say(io.colors.dim(`exit status ${r.exit?.status}`))
   return 0

@@ -140,8 +140,9 @@ export class Traps {
       action.handler = SIG_DFL
       task.blocked &= ~bit(signal)
     }
-    // show_unhandled_signals: a fault that kills leaves its trace in dmesg, as on Linux.
-    if (action.handler === SIG_DFL) {
+    // show_unhandled_signals: a fault that kills leaves its trace in dmesg, as on Linux - unless a
+    // tracer will see the signal first (unhandled_signal's tracehook_consider_fatal_signal).
+    if (action.handler === SIG_DFL && !k.tracehooks.considerFatalSignal(task, signal)) {
       const hex = (v: number) => formatLinear(v, 0).slice(2)
       const what = trapnr === 14 ? `segfault at ${hex(cr2)}` : `trap ${trapnr}`
       k.printk.log(

@@ -63,6 +63,8 @@ export interface TaskTracer {
    * is acted on. dequeue() takes the next deliverable signal off the queue (null: none).
    */
   getSignal?(task: Task, regs: PtRegsFrame, dequeue: () => DequeuedSignal | null): SignalDecision | undefined
+  /** Will this tracer see a signal whose default action kills before it acts (tracehook_consider_fatal_signal)? */
+  considerFatalSignal?(task: Task, signo: number): boolean
   /** Should a signal the task ignores still be queued, for this tracer to see (tracehook_consider_ignored_signal)? */
   considerIgnoredSignal?(task: Task, signo: number): boolean
   /** Does this tracer keep TIF_SIGPENDING on for the task (a pending utrace INTERRUPT)? */
@@ -214,6 +216,12 @@ export class Tracehooks {
       if (d) return d
     }
     return undefined
+  }
+
+  /** tracehook_consider_fatal_signal: a tracer sees the task's fatal signals before they act. */
+  considerFatalSignal(task: Task, signo: number): boolean {
+    for (const t of this.tracersOf(task)) if (t.considerFatalSignal?.(task, signo)) return true
+    return false
   }
 
   /** tracehook_consider_ignored_signal: a tracer wants to see the task's ignored signals. */
