@@ -320,8 +320,10 @@ export class Machine implements CpuHost {
         // A block that cannot be compiled is not tried again (a small integer: Block.hits stays a Smi field).
         else b.hits = -0x3fffffff
       }
+      // Cpu.ld counts a self-loop's completed iterations for a fault mid-way: a compiled loop that
+      // returned normally leaves it set, so it starts from 0 here for either path (faulted adds it).
+      c.ld = 0
       if (n === b.length && b.jit !== null) {
-        c.ld = 0
         i = b.jit(c, ops, n)
       } else {
         if (c.execBreakpoints.length > 0) checkExecBreakpoint(c, b.ips[0])
