@@ -130,7 +130,7 @@ describe('/proc read by guest programs', () => {
         perms: `r${ph.flags & PF_W ? 'w' : '-'}${ph.flags & PF_X ? 'x' : '-'}p`,
         offset: ph.offset - (ph.vaddr % PAGE),
         dev: '00:01',
-        ino: exe.ino,
+        ino: r.kernel.vfs.inoOf(exe),
         name: '/bin/procfs',
       })),
     )
@@ -158,7 +158,7 @@ describe('/proc read by guest programs', () => {
         perms: 'r--p',
         offset: PAGE,
         dev: '00:01',
-        ino: exe.ino,
+        ino: r.kernel.vfs.inoOf(exe),
         name: '/bin/procfs',
       },
     ])

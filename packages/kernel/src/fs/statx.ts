@@ -16,7 +16,7 @@ const AT_EMPTY_PATH = 0x1000
 const STATX_BASIC_STATS = 0x7ff
 
 /** struct statx (256 bytes). */
-function statxBuf(node: Inode): Uint8Array {
+function statxBuf(node: Inode, ino: number): Uint8Array {
   const b = new Uint8Array(256)
   const v = new DataView(b.buffer)
   const u64 = (o: number, x: number) => v.setBigUint64(o, BigInt(x), true)
@@ -26,7 +26,7 @@ function statxBuf(node: Inode): Uint8Array {
   v.setUint32(20, node.uid ?? 0, true)
   v.setUint32(24, node.gid ?? 0, true)
   v.setUint16(28, node.mode, true)
-  u64(32, node.ino)
+  u64(32, ino)
   u64(40, node.size())
   u64(48, inodeBlocks(node)) // as stat's st_blocks
   // stx_atime, stx_btime, stx_ctime, stx_mtime: the one time the inode keeps (btime is not in the mask).
@@ -52,7 +52,7 @@ function sysStatx(
     node = typeof f === 'number' ? f : f.inode
   } else node = lookupAt(ctx, dirfd | 0, p, (flags & AT_SYMLINK_NOFOLLOW) !== 0)
   if (typeof node === 'number') return node
-  copyToUser(ctx.task.mm, buf, statxBuf(node))
+  copyToUser(ctx.task.mm, buf, statxBuf(node, ctx.kernel.vfs.inoOf(node)))
   return 0
 }
 

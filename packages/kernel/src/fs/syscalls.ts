@@ -117,12 +117,12 @@ export function hostOpen(
 }
 
 // struct stat (x86-64, 144 bytes).
-function statBuf(node: Inode): Uint8Array {
+function statBuf(node: Inode, ino: number): Uint8Array {
   const b = new Uint8Array(144)
   const v = new DataView(b.buffer)
   const u64 = (o: number, x: number) => v.setBigUint64(o, BigInt(x), true)
   u64(0, 1) // st_dev
-  u64(8, node.ino)
+  u64(8, ino)
   u64(16, node.nlink)
   v.setUint32(24, node.mode, true)
   v.setUint32(28, node.uid ?? 0, true)
@@ -141,7 +141,7 @@ function statAt(ctx: SyscallContext, dirfd: number, path: number, buf: number, n
   if (p === null) return -36
   const node = lookupAt(ctx, dirfd, p, nofollow)
   if (typeof node === 'number') return node
-  copyToUser(ctx.task.mm, buf, statBuf(node))
+  copyToUser(ctx.task.mm, buf, statBuf(node, ctx.kernel.vfs.inoOf(node)))
   return 0
 }
 const dup3: SyscallFn = ({ task }, oldfd, newfd, flags) => {
@@ -178,7 +178,7 @@ function fsync(ctx: SyscallContext, fd: number): number {
 function fstat(ctx: SyscallContext, fd: number, buf: number): number {
   const f = fileOf(ctx.task, fd)
   if (typeof f === 'number') return f
-  copyToUser(ctx.task.mm, buf, statBuf(f.inode))
+  copyToUser(ctx.task.mm, buf, statBuf(f.inode, ctx.kernel.vfs.inoOf(f.inode)))
   return 0
 }
 
@@ -469,7 +469,7 @@ export function registerFsSyscalls(def: SyscallDef): void {
       if (out.length + reclen > count) break
       const rec = new Uint8Array(reclen)
       const v = new DataView(rec.buffer)
-      v.setBigUint64(0, BigInt(node.ino), true)
+      v.setBigUint64(0, BigInt(ctx.kernel.vfs.inoOf(node)), true)
       v.setBigUint64(8, BigInt(f.pos + 1), true)
       v.setUint16(16, reclen, true)
       const fmt = node.mode & S_IFMT

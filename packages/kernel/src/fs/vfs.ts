@@ -14,15 +14,10 @@ export const S_IFCHR = 0o020000
 export const S_IFIFO = 0o010000
 export const S_IFLNK = 0o120000
 
-let nextIno = 1
-/** get_next_ino: a fresh inode number, for file systems whose inodes are made elsewhere (/proc). */
-export const getNextIno = (): number => nextIno++
-
 /** The kernel's default files (writeDefaultFile) that a host entry of the same name replaces. */
 const hostReplaces = new WeakSet<Inode>()
 
 export interface Inode {
-  readonly ino: number
   readonly mode: number
   readonly seekable: boolean
   size(): number
@@ -54,7 +49,6 @@ export function inodeBlocks(node: Inode): number {
 }
 
 export class RegularFile implements Inode {
-  readonly ino = nextIno++
   readonly seekable = true
   nlink = 1
   mtime = 0
@@ -116,7 +110,6 @@ export class RegularFile implements Inode {
 }
 
 export class Directory implements Inode {
-  readonly ino = nextIno++
   perm = 0o755
   get mode(): number {
     return S_IFDIR | this.perm
@@ -172,7 +165,6 @@ export class Directory implements Inode {
 
 /** A symbolic link: its target path, resolved when a walk passes through it. */
 export class Symlink implements Inode {
-  readonly ino = nextIno++
   readonly mode = S_IFLNK | 0o777
   readonly seekable = false
   nlink = 1
@@ -198,7 +190,6 @@ export class Symlink implements Inode {
 
 /** A character device: the console, /dev/null, /dev/zero. */
 export class CharDevice implements Inode {
-  readonly ino = nextIno++
   mode = S_IFCHR | 0o666
   readonly seekable = false
   nlink = 1
@@ -246,7 +237,6 @@ export class Pipe {
 }
 
 export class PipeEnd implements Inode {
-  readonly ino = nextIno++
   mode = S_IFIFO | 0o600
   readonly seekable = false
   nlink = 1
@@ -335,9 +325,26 @@ export interface Lookup {
 /** The file system tree and path walking. */
 export class Vfs {
   readonly root = new Directory()
+  /**
+   * st_ino: numbered by this kernel's file system in the order programs first see the inodes (the
+   * root is 1), so a run's numbers never depend on other kernels made in the same process.
+   */
+  private readonly inos = new WeakMap<object, number>()
+  private nextIno = 1
 
   constructor() {
     this.root.parent = this.root
+    this.inoOf(this.root)
+  }
+
+  /** The inode number of an inode (or of a pipe, for pipefs's names), given when it is first asked for. */
+  inoOf(node: object): number {
+    let ino = this.inos.get(node)
+    if (ino === undefined) {
+      ino = this.nextIno++
+      this.inos.set(node, ino)
+    }
+    return ino
   }
 
   /** Resolve an absolute or cwd-relative path. */

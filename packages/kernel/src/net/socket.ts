@@ -20,11 +20,8 @@ const SOCK_SEQPACKET = 5
 const SOCK_TYPE_MASK = 0xf
 const S_IFSOCK = 0o140000
 
-let nextIno = 1 << 30
-
 /** An AF_UNIX socket inode (sockfs). */
 export class UnixSocket implements Inode {
-  readonly ino = nextIno++
   readonly mode = S_IFSOCK | 0o777
   readonly seekable = false
   nlink = 1

@@ -9,29 +9,18 @@
 import type { Kernel } from '../../kernel.js'
 import type { Task } from '../../sched/task.js'
 import { O_ACCMODE, O_RDONLY, O_WRONLY, type OpenFile } from '../files.js'
-import { Directory, getNextIno, type Inode, type Pipe, PipeEnd, S_IFLNK, S_IFMT, Symlink } from '../vfs.js'
+import { Directory, type Inode, PipeEnd, S_IFLNK, S_IFMT, Symlink } from '../vfs.js'
 import { dPath } from './d-path.js'
 import { ProcDirectory } from './proc-directory.js'
 
 const S_IFSOCK = 0o140000
 
-/** pipefs's inode numbers: one a pipe, for both its ends. */
-const pipeInodes = new WeakMap<Pipe, number>()
-
-function pipeIno(pipe: Pipe): number {
-  let ino = pipeInodes.get(pipe)
-  if (ino === undefined) {
-    ino = getNextIno()
-    pipeInodes.set(pipe, ino)
-  }
-  return ino
-}
-
 /** The name a descriptor's file goes by (what readlink of fd/N says). */
 export function fileName(kernel: Kernel, task: Task, f: OpenFile): string {
   const inode = f.inode
-  if (inode instanceof PipeEnd) return `pipe:[${pipeIno(inode.pipe)}]`
-  if ((inode.mode & S_IFMT) === S_IFSOCK) return `socket:[${inode.ino}]`
+  // pipefs's and sockfs's names: one number a pipe (for both its ends), one a socket.
+  if (inode instanceof PipeEnd) return `pipe:[${kernel.vfs.inoOf(inode.pipe)}]`
+  if ((inode.mode & S_IFMT) === S_IFSOCK) return `socket:[${kernel.vfs.inoOf(inode)}]`
   if (inode instanceof Directory) return kernel.vfs.pathOf(inode)
   return dPath(kernel.vfs, task.cwd, f.path, inode)
 }

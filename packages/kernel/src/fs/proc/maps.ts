@@ -62,7 +62,7 @@ export function showMaps(kernel: Kernel, task: Task): string {
       (v.shared ? 's' : 'p')
     const pgoff = v.file ? (v.pgoff ?? 0) : 0
     const dev = v.file ? FILE_DEV : '00:00'
-    const line = `${hex(v.start, 8)}-${hex(v.end, 8)} ${perms} ${hex(pgoff, 8)} ${dev} ${v.file?.ino ?? 0} `
+    const line = `${hex(v.start, 8)}-${hex(v.end, 8)} ${perms} ${hex(pgoff, 8)} ${dev} ${v.file ? kernel.vfs.inoOf(v.file) : 0} `
     const name = vmaName(kernel, task, v)
     out += name === '' ? `${line}\n` : `${line.padEnd(NAME_COLUMN)} ${name}\n`
   }

@@ -7,10 +7,9 @@
 import { EINVAL } from '../../errno.js'
 import { utf8Encode } from '../../utf8.js'
 import type { OpenFile } from '../files.js'
-import { getNextIno, type Inode, S_IFREG } from '../vfs.js'
+import { type Inode, S_IFREG } from '../vfs.js'
 
 export class SeqFile implements Inode {
-  readonly ino = getNextIno()
   readonly seekable = true
   nlink = 1
   mtime = 0
