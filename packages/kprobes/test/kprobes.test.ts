@@ -210,10 +210,13 @@ describe('the hit path', () => {
     }
     expect(kp.register_kprobe(p)).toBe(0)
     k.run(300_000)
+    // The budget may end between a hit's int3 and its step's #DB: let that step finish.
+    const seen = hits
+    if (debugIps.length < hits) k.run(10_000)
     expect(hits).toBeGreaterThan(0)
-    expect(debugIps.length).toBeGreaterThanOrEqual(hits)
+    expect(debugIps.length).toBeGreaterThanOrEqual(seen)
     const slot = p.ainsn?.insn as number
-    for (const ip of debugIps.slice(0, hits)) expect(ip).toBe(slot + 1) // after the copied push %rbp
+    for (const ip of debugIps.slice(0, seen)) expect(ip).toBe(slot + 1) // after the copied push %rbp
     kp.unregister_kprobe(p)
   })
 
