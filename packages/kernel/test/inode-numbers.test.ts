@@ -15,8 +15,10 @@ const staticBusybox =
 describe('inode numbers', () => {
   it.skipIf(!staticBusybox)('are the same in every run of a program, whatever kernels came before', () => {
     const program = new Uint8Array(readFileSync(BUSYBOX))
-    const script = 'mkdir /tmp/d; echo x > /tmp/d/f; stat -c "%i %n" / /tmp /tmp/d /tmp/d/f /bin/busybox; ls -id /dev/null'
-    const run = () => runGuest(program, ['sh', '-c', script], { path: BUSYBOX, files: { [BUSYBOX]: program } })
+    const script =
+      'mkdir /tmp/d; echo x > /tmp/d/f; stat -c "%i %n" / /tmp /tmp/d /tmp/d/f /bin/busybox; ls -id /dev/null'
+    const run = () =>
+      runGuest(program, ['sh', '-c', script], { path: BUSYBOX, files: { [BUSYBOX]: program } })
     const first = run()
     expect(first.status).toBe(0)
     // Another kernel in between, making files of its own.
@@ -25,7 +27,10 @@ describe('inode numbers', () => {
     const second = run()
     expect(second.stdout).toBe(first.stdout)
     // The root is inode 1, as on tmpfs; every name its own number.
-    const inos = first.stdout.trim().split('\n').map((l) => l.trim().split(/\s+/)[0])
+    const inos = first.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/)[0])
     expect(inos[0]).toBe('1')
     expect(new Set(inos).size).toBe(inos.length)
   })
