@@ -3,35 +3,10 @@
 // address (the ELF symbol table, as `nm` reads it) and the file bytes at a
 // virtual address (through the PT_LOAD that maps it).
 
-import { readFileSync } from 'node:fs'
-import { copyFromUser, Kernel, PT_LOAD, parseElf, readSymbols, type Task } from '@probekit/kernel'
+import { copyFromUser, type Kernel, PT_LOAD, parseElf, readSymbols, type Task } from '@probekit/kernel'
 
-const guestImage = (): Uint8Array =>
-  new Uint8Array(readFileSync(new URL('../../../kernel/guest/vmlinux', import.meta.url)))
-
-export const fixture = (name: string): Uint8Array =>
-  new Uint8Array(readFileSync(new URL(`../../../kernel/fixtures/bin/${name}`, import.meta.url)))
-
-export interface Booted {
-  k: Kernel
-  out: () => string
-}
-
-export function boot(files: Record<string, Uint8Array>, cpus = 1): Booted {
-  let out = ''
-  const dec = new TextDecoder()
-  const k = new Kernel({
-    image: guestImage(),
-    cpus,
-    memorySize: 128 * 1024 * 1024,
-    stdout: (d) => {
-      out += dec.decode(d)
-    },
-  })
-  for (const [p, data] of Object.entries(files)) k.vfs.writeFile(p, data, 0o755)
-  k.boot()
-  return { k, out: () => out }
-}
+// Booting is utrace's test helper (a kernel with files written in, its console captured).
+export { type Booted, boot, fixture } from '../../../utrace/test/support/kernel.js'
 
 /** `nm prog | awk '$3 == name'`: the symbol's address. */
 export function symbol(elf: Uint8Array, name: string): number {
