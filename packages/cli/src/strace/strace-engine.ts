@@ -84,13 +84,17 @@ export class StraceEngine {
         this.open.delete(task)
         const ret = regs.get('ax')
         const mem = memoryOf(task)
-        this.print(task, (col) => (c.split ? c.call.resumed(ret, mem, col) : c.call.finish(ret, mem, col)), {
-          pid: task.pid,
-          syscall: syscallName(c.nr),
-          args: c.args,
-          retval: ret,
-          text: c.call.finish(ret, mem),
-        })
+        this.print(
+          task,
+          (col) => (c.split ? c.call.resumed(ret, mem, col) : c.call.finish(ret, mem, col)),
+          () => ({
+            pid: task.pid,
+            syscall: syscallName(c.nr),
+            args: c.args,
+            retval: ret,
+            text: c.call.finish(ret, mem),
+          }),
+        )
         return UTRACE_RESUME
       },
       report_signal: (action, _engine, _regs, info, _orig, _ret, task) => {
@@ -107,14 +111,14 @@ export class StraceEngine {
           // exit_group, or a call the task died in: strace's "= ?".
           this.print(
             task,
-            (col) => (c.split ? `<... ${syscallName(c.nr)} resumed>) = ?` : c.call.unfinished(col)),
-            {
+            (col) => c.call.unfinished({ ...col, resumed: c.split }),
+            () => ({
               pid: task.pid,
               syscall: syscallName(c.nr),
               args: c.args,
               retval: null,
               text: c.call.unfinished(),
-            },
+            }),
           )
         }
         const status = signal ? { signal } : { code: task.exitCode }
@@ -147,10 +151,10 @@ export class StraceEngine {
     this.live.add(task)
   }
 
-  /** A syscall line (text given the column it starts at), after splitting any other open call. */
-  private print(task: Task, text: (options: { column: number }) => string, json: JsonSyscall): void {
+  /** A syscall line (text given the column it starts at), after splitting any other open call; each form made only when printed. */
+  private print(task: Task, text: (options: { column: number }) => string, json: () => JsonSyscall): void {
     this.splitOthers(task)
-    if (this.options.json) this.options.emit(JSON.stringify(json))
+    if (this.options.json) this.options.emit(JSON.stringify(json()))
     else {
       const prefix = this.prefix(task)
       this.options.emit(`${prefix}${text({ column: prefix.length })}`)
