@@ -60,7 +60,7 @@ import { mountProc } from './fs/proc/root.js'
 import { CharDevice, Directory, RegularFile, Vfs } from './fs/vfs.js'
 import { type GuestImage, loadGuestImage } from './guest-image.js'
 import { registerHandleMmFault } from './mm/fault.js'
-import { Mm } from './mm/mm.js'
+import { Mm, PROT_EXEC, type Vma } from './mm/mm.js'
 import { registerOomKill } from './mm/oom-kill.js'
 import { PageCache } from './mm/page-cache.js'
 import { Printk } from './printk.js'
@@ -132,6 +132,13 @@ export class Kernel {
   readonly fileIo: FileIo
   /** Where the kernel reports each task's life to the tracers attached to it (utrace). */
   readonly tracehooks: Tracehooks
+  /**
+   * Host code running where the kernel cannot sleep (preempt_count: kprobe handlers raise it). A call
+   * that may sleep (register_uprobe's quiesce) refuses to run while it is non-zero: in_atomic().
+   */
+  preemptCount = 0
+  /** Called for each file mapping made with PROT_EXEC (mmap, and each text segment exec maps): uprobe_mmap's hook. */
+  readonly mmapHooks: ((task: Task, vma: Vma) => void)[] = []
   jiffies = 0
   private nextPid = 1
   private booting = false
@@ -407,6 +414,16 @@ export class Kernel {
   }
 
   /** current: the task on this CPU. */
+  /** in_atomic(): is the host running code that must not sleep (a kprobe handler)? */
+  in_atomic(): boolean {
+    return this.preemptCount > 0
+  }
+
+  /** uprobe_mmap: tell the hooks of an executable file mapping just made in task's mm. */
+  notifyMmap(task: Task, vma: Vma): void {
+    if (vma.file && (vma.prot & PROT_EXEC) !== 0) for (const hook of this.mmapHooks) hook(task, vma)
+  }
+
   current(cpu: Cpu): Task {
     return this.sched.rq[cpu.id].current
   }

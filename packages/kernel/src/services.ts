@@ -57,14 +57,21 @@ export class KernelServices {
     return old
   }
 
-  /** stop_machine: run fn while every vCPU but `self` is held at a safe point. */
-  stopMachine<T>(fn: () => T, self: Cpu | null = null): T {
+  /**
+   * stop_machine: run fn while every vCPU but `self` is held at a safe point. `self` defaults to the
+   * vCPU the host is running for now (a call from a handler): it is where the caller is, not a CPU to wait for.
+   */
+  stopMachine<T>(fn: () => T, self: Cpu | null = this.kernel.machine.current): T {
     for (const c of this.kernel.machine.cpus) if (c !== self) this.bringToSafePoint(c)
     return fn()
   }
 
   /** text_poke_smp: a patch made under stop_machine. */
-  textPokeSmp(addr: number, bytes: ArrayLike<number>, self: Cpu | null = null): Uint8Array {
+  textPokeSmp(
+    addr: number,
+    bytes: ArrayLike<number>,
+    self: Cpu | null = this.kernel.machine.current,
+  ): Uint8Array {
     return this.stopMachine(() => this.textPoke(addr, bytes), self)
   }
 
@@ -72,11 +79,11 @@ export class KernelServices {
    * synchronize_sched / synchronize_rcu (the same for a non-preemptible
    * kernel): return once every vCPU has passed a quiescent state.
    */
-  synchronizeSched(self: Cpu | null = null): void {
+  synchronizeSched(self: Cpu | null = this.kernel.machine.current): void {
     for (const c of this.kernel.machine.cpus) if (c !== self) this.bringToSafePoint(c)
   }
 
-  synchronizeRcu(self: Cpu | null = null): void {
+  synchronizeRcu(self: Cpu | null = this.kernel.machine.current): void {
     this.synchronizeSched(self)
   }
 

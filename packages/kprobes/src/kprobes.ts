@@ -970,6 +970,8 @@ export class Kprobes {
     this.handlerCpu = cpu
     this.kprobeInstance = instance
     this.handlerRegs = regs
+    // Handlers run with preemption off: whatever may sleep refuses (in_atomic()).
+    this.kernel.preemptCount++
     try {
       return fn()
     } catch (e) {
@@ -977,6 +979,7 @@ export class Kprobes {
       if (e instanceof HandlerFaulted) return 0
       throw e
     } finally {
+      this.kernel.preemptCount--
       this.handlerCpu = outerCpu
       this.kprobeInstance = outerInstance
       this.handlerRegs = outerRegs

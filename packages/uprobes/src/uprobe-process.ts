@@ -12,6 +12,8 @@ export class UprobeProcess {
   readonly probepts = new Map<number, UprobeProbept>()
   readonly threads = new Map<Task, UprobeTask>()
   xol: XolArea | null = null
+  /** The uretprobe trampoline: an XOL slot holding an int3 (0 until the first return probe). */
+  trampoline = 0
   /** Its threads are asked to stop (a breakpoint is about to go in or out). */
   quiescing = false
   /** Exec or exit took it apart: nothing may be done through it any more. */

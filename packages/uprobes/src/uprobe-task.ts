@@ -5,6 +5,7 @@
 
 import type { SigInfo, Task } from '@probekit/kernel'
 import type { UtraceEngine } from '@probekit/utrace'
+import type { ReturnInstance } from './return-instance.js'
 import type { Uprobe } from './uprobe.js'
 import type { UprobeProbept } from './uprobe-probept.js'
 import type { UprobeProcess } from './uprobe-process.js'
@@ -33,6 +34,8 @@ export class UprobeTask {
   readonly deferred: DeferredRegistration[] = []
   /** Signals that came during the step, sent again after it (utask->delayed_signals). */
   readonly delayedSignals: SigInfo[] = []
+  /** Returns this thread owes (its return probes' instances), innermost last. */
+  readonly returnInstances: ReturnInstance[] = []
   engine!: UtraceEngine
 
   constructor(

@@ -21,14 +21,17 @@
 import {
   BadAddress,
   copyFromUser,
+  copyToUser,
   EEXIST,
   EINPROGRESS,
   EINVAL,
+  EPERM,
   ESRCH,
   type Kernel,
   PAGE,
   PROT_EXEC,
   type PtRegsFrame,
+  SIGILL,
   SIGTRAP,
   type SigInfo,
   type Task,
@@ -59,15 +62,20 @@ import {
   UPROBE_SWBP_INSN,
   X86_EFLAGS_TF,
 } from './arch-x86.js'
+import { cleanupAtEntry, popReturning, type ReturnInstance } from './return-instance.js'
 import type { Uprobe, UprobeKimg } from './uprobe.js'
 import { UprobeProbept } from './uprobe-probept.js'
 import { UprobeProcess } from './uprobe-process.js'
 import { UprobeTask } from './uprobe-task.js'
+import type { Uretprobe } from './uretprobe.js'
 import { XOL_AREA_NAME, XolArea } from './xol-area.js'
 
 /** clone flags (include/uapi/linux/sched.h). */
 const CLONE_VM = 0x100
 const CLONE_THREAD = 0x10000
+
+/** si_code of a signal the kernel sends for its own reasons (force_sig). */
+const SI_KERNEL = 0x80
 
 /** x86 trap numbers in a SIGTRAP's info: #DB (the single step) and #BP (int3). */
 const X86_TRAP_DB = 1
@@ -84,6 +92,9 @@ export const UPROBE_ENGINE_EVENTS =
   UTRACE_EVENT.EXEC |
   UTRACE_EVENT.DEATH |
   UTRACE_EVENT.REAP
+
+/** Return probes nested deeper than this in one thread are missed (Linux's MAX_URETPROBE_DEPTH). */
+export const MAX_URETPROBE_DEPTH = 64
 
 /** How the host waits for a quiesce: kernel.run in slices of this many instructions, at most this many. */
 export const QUIESCE_SLICE = 10_000
@@ -107,34 +118,25 @@ export class Uprobes {
   private readonly procs = new Map<number, UprobeProcess>()
   /** Each registered uprobe's kimg (Linux's u->kdata). */
   private readonly kimgs = new Map<Uprobe, UprobeKimg>()
+  /** Each registered return probe's entry uprobe (Linux's rp->u). */
+  private readonly uretprobes = new Map<Uretprobe, Uprobe>()
   /** The thread whose handlers run now: [un]register calls from them are delayed. */
   private handlerTask: UprobeTask | null = null
-  /** Inside one of our engine's callbacks: the machine is mid-run, it cannot be driven from here. */
-  private callbackDepth = 0
   /** Handlers that threw, quiesces that timed out: what Linux would printk. */
   readonly warnings: string[] = []
   private readonly ops: UtraceEngineOps
 
   constructor(readonly kernel: Kernel) {
     this.utrace = utraceOf(kernel)
-    const inCb = <T>(fn: () => T): T => {
-      this.callbackDepth++
-      try {
-        return fn()
-      } finally {
-        this.callbackDepth--
-      }
-    }
     this.ops = {
-      report_quiesce: (_action, engine) => inCb(() => this.reportQuiesce(engine.data as UprobeTask)),
+      report_quiesce: (_action, engine) => this.reportQuiesce(engine.data as UprobeTask),
       report_signal: (action, engine, regs, info) =>
-        inCb(() => this.reportSignal(engine.data as UprobeTask, action, regs, info)),
+        this.reportSignal(engine.data as UprobeTask, action, regs, info),
       report_clone: (_action, engine, flags, child) =>
-        inCb(() => this.reportClone(engine.data as UprobeTask, flags, child)),
-      report_exec: (_action, engine, _bprm, _regs, task) =>
-        inCb(() => this.reportExec(engine.data as UprobeTask, task)),
+        this.reportClone(engine.data as UprobeTask, flags, child),
+      report_exec: (_action, engine, _bprm, _regs, task) => this.reportExec(engine.data as UprobeTask, task),
       report_death: (engine, groupDead, _signal, task) =>
-        inCb(() => this.reportDeath(engine.data as UprobeTask, groupDead, task)),
+        this.reportDeath(engine.data as UprobeTask, groupDead, task),
       report_reap: (engine, task) => {
         const utask = engine.data as UprobeTask
         if (utask.uproc.threads.get(task) === utask) utask.uproc.threads.delete(task)
@@ -149,10 +151,12 @@ export class Uprobes {
    * (no handler, vaddr not in an executable mapping, an instruction that cannot be stepped out of
    * line, already registered); -ESRCH (no such process, or it died meanwhile); -EEXIST (an int3 not
    * ours is already there); -ENOMEM (no XOL area or slot); -EINPROGRESS from a handler (delayed; the
-   * result goes to u.registration_callback).
+   * result goes to u.registration_callback); -EPERM where the caller cannot sleep (a kprobe handler:
+   * the quiesce would wait for threads that need this CPU).
    */
   register_uprobe(u: Uprobe): number {
     if (!u || typeof u.handler !== 'function') return -EINVAL
+    if (this.kernel.in_atomic()) return this.mightSleep('register_uprobe')
     const task = this.kernel.tasks.get(u.pid)
     if (!task || this.isDead(task)) return -ESRCH
     if (this.handlerTask) {
@@ -169,6 +173,10 @@ export class Uprobes {
   unregister_uprobe(u: Uprobe): void {
     const kimg = this.kimgs.get(u)
     if (!kimg) return
+    if (this.kernel.in_atomic()) {
+      this.mightSleep('unregister_uprobe')
+      return
+    }
     if (this.handlerTask) {
       this.handlerTask.deferred.push({ uprobe: u, reg: 0 })
       return
@@ -176,9 +184,51 @@ export class Uprobes {
     this.doUnregister(kimg)
   }
 
+  /**
+   * register_uretprobe: rp.handler runs each time the function at rp.u.vaddr (its first instruction)
+   * in process rp.u.pid returns. Returns what register_uprobe returns for the entry probe.
+   */
+  register_uretprobe(rp: Uretprobe): number {
+    if (!rp || !rp.u || typeof rp.handler !== 'function') return -EINVAL
+    if (this.uretprobes.has(rp)) return -EINVAL
+    rp.nmissed ??= 0
+    const cb = rp.u.registration_callback
+    const entry: Uprobe = {
+      pid: rp.u.pid,
+      vaddr: rp.u.vaddr,
+      handler: (_u, regs) => this.prepareUretprobe(rp, regs),
+      ...(cb
+        ? { registration_callback: (_u: Uprobe, reg: number, result: number) => cb(rp.u, reg, result) }
+        : {}),
+    }
+    this.uretprobes.set(rp, entry)
+    const ret = this.register_uprobe(entry)
+    if (ret !== 0 && ret !== -EINPROGRESS) this.uretprobes.delete(rp)
+    return ret
+  }
+
+  /** unregister_uretprobe: no more returns hijacked; returns already pending go back without the handler. */
+  unregister_uretprobe(rp: Uretprobe): void {
+    const entry = this.uretprobes.get(rp)
+    if (!entry) return
+    if (this.kernel.in_atomic()) {
+      this.mightSleep('unregister_uretprobe')
+      return
+    }
+    if (!this.handlerTask) this.uretprobes.delete(rp)
+    this.unregister_uprobe(entry)
+  }
+
   // camelCase aliases
   registerUprobe = this.register_uprobe
   unregisterUprobe = this.unregister_uprobe
+  registerUretprobe = this.register_uretprobe
+  unregisterUretprobe = this.unregister_uretprobe
+
+  /** The returns thread t owes (its pending return-probe instances, innermost last): for tests and tools. */
+  returnInstancesOf(t: Task): readonly ReturnInstance[] {
+    return this.procs.get(t.tgid)?.threads.get(t)?.returnInstances ?? []
+  }
 
   /** Linux's `current` for a handler: the thread that hit the probepoint (null outside handlers). */
   get current(): Task | null {
@@ -196,6 +246,12 @@ export class Uprobes {
   }
 
   // ================================================================ register / unregister
+
+  /** might_sleep() in atomic context: refused, said once per call (Linux would BUG). */
+  private mightSleep(what: string): number {
+    this.warnings.push(`uprobes: ${what} called where the kernel cannot sleep (a kprobe handler): refused`)
+    return -EPERM
+  }
 
   private doRegister(u: Uprobe): number {
     const task = this.kernel.tasks.get(u.pid)
@@ -296,7 +352,10 @@ export class Uprobes {
       else {
         const kimg = this.kimgs.get(d.uprobe)
         if (kimg) this.doUnregister(kimg)
+        for (const [rp, entry] of this.uretprobes) if (entry === d.uprobe) this.uretprobes.delete(rp)
       }
+      if (d.reg === 1 && result !== 0)
+        for (const [rp, entry] of this.uretprobes) if (entry === d.uprobe) this.uretprobes.delete(rp)
       this.callUser(() => d.uprobe.registration_callback?.(d.uprobe, d.reg, result))
     }
   }
@@ -329,7 +388,9 @@ export class Uprobes {
   /** The last probepoint is gone and no thread is inside a hit: detach and forget the process. */
   private maybeReleaseUproc(uproc: UprobeProcess): void {
     if (uproc.finished || uproc.probepts.size > 0) return
-    for (const utask of uproc.threads.values()) if (utask.state !== 'UPTASK_RUNNING') return
+    // A thread inside a hit, or owing a return through the trampoline, still needs the engines.
+    for (const utask of uproc.threads.values())
+      if (utask.state !== 'UPTASK_RUNNING' || utask.returnInstances.length > 0) return
     this.finish(uproc, null)
   }
 
@@ -340,9 +401,14 @@ export class Uprobes {
   private finish(uproc: UprobeProcess, current: Task | null): void {
     if (uproc.finished) return
     uproc.finished = true
-    for (const ppt of uproc.probepts.values()) for (const k of ppt.uprobes) this.kimgs.delete(k.uprobe)
+    for (const ppt of uproc.probepts.values())
+      for (const k of ppt.uprobes) {
+        this.kimgs.delete(k.uprobe)
+        for (const [rp, entry] of this.uretprobes) if (entry === k.uprobe) this.uretprobes.delete(rp)
+      }
     uproc.probepts.clear()
     for (const utask of uproc.threads.values()) {
+      utask.returnInstances.length = 0
       if (utask.task === current) continue
       this.utrace.utrace_control(utask.task, utask.engine, UTRACE_DETACH)
     }
@@ -365,7 +431,8 @@ export class Uprobes {
    * does without stopping anyone); false then.
    */
   private quiesce(uproc: UprobeProcess): boolean {
-    if (this.callbackDepth > 0) return false
+    // Called while the machine runs (a handler, a utrace callback, a syscall's hook): it cannot be driven.
+    if (this.kernel.machine.current !== null) return false
     uproc.quiescing = true
     for (const utask of uproc.threads.values())
       if (!this.isQuiet(utask.task)) this.utrace.utrace_control(utask.task, utask.engine, UTRACE_INTERRUPT)
@@ -423,6 +490,7 @@ export class Uprobes {
     if (info.signo !== SIGTRAP || info.trapno !== X86_TRAP_BP) return pass
     const uproc = utask.uproc
     const bp = regs.get('ip') - 1
+    if (uproc.trampoline !== 0 && bp === uproc.trampoline) return this.handleTrampoline(utask, regs)
     const ppt = uproc.probepts.get(bp)
     if (ppt) return this.handleHit(utask, ppt, regs)
     // Removed between the trap and this report: the int3 is gone, run the original instruction.
@@ -503,6 +571,103 @@ export class Uprobes {
     this.maybeReleaseUproc(utask.uproc)
   }
 
+  // ================================================================ return probes
+
+  /** The process's trampoline: an XOL slot holding int3 (made on first use); 0 if no slot is free. */
+  private trampolineOf(uproc: UprobeProcess): number {
+    if (uproc.trampoline !== 0 || !uproc.xol) return uproc.trampoline
+    const slot = uproc.xol.allocSlot()
+    if (slot < 0) return 0
+    uproc.xol.writeSlot(slot, Uint8Array.of(UPROBE_SWBP_INSN))
+    uproc.trampoline = slot
+    return slot
+  }
+
+  /**
+   * prepare_uretprobe, the entry probe's handler: the return address at sp (the function's first
+   * instruction: nothing pushed yet) becomes the trampoline, and the thread owes one more return.
+   */
+  private prepareUretprobe(rp: Uretprobe, regs: PtRegsFrame): void {
+    const utask = this.handlerTask
+    if (!utask) return
+    const stack = utask.returnInstances
+    const sp = regs.get('sp')
+    const tramp = this.trampolineOf(utask.uproc)
+    const mm = utask.uproc.mm
+    let ret_addr: number
+    try {
+      ret_addr = Number(new DataView(copyFromUser(mm, sp, 8).buffer).getBigUint64(0, true))
+    } catch (e) {
+      if (!(e instanceof BadAddress)) throw e
+      rp.nmissed = (rp.nmissed ?? 0) + 1
+      return
+    }
+    const chained = tramp !== 0 && ret_addr === tramp
+    cleanupAtEntry(stack, sp, chained)
+    if (tramp === 0 || stack.length >= MAX_URETPROBE_DEPTH) {
+      rp.nmissed = (rp.nmissed ?? 0) + 1
+      return
+    }
+    if (chained) {
+      // A tail call from a function whose return we already hold: return where that one would.
+      const outer = stack[stack.length - 1]
+      if (!outer || outer.sp !== sp) {
+        this.warnings.push(
+          `uprobes: pid ${utask.task.pid}: trampoline on the stack with no return owed there`,
+        )
+        return
+      }
+      ret_addr = outer.ret_addr
+    } else {
+      const word = new Uint8Array(8)
+      new DataView(word.buffer).setBigUint64(0, BigInt(tramp), true)
+      try {
+        copyToUser(mm, sp, word)
+      } catch (e) {
+        if (!(e instanceof BadAddress)) throw e
+        rp.nmissed = (rp.nmissed ?? 0) + 1
+        return
+      }
+    }
+    stack.push({
+      rp,
+      ret_addr,
+      sp,
+      func: rp.u.vaddr,
+      chained,
+      onReturn: (r, ri) => {
+        if (this.uretprobes.has(rp)) rp.handler(ri, r)
+      },
+    })
+  }
+
+  /**
+   * The trampoline's int3 (handle_trampoline): the returns owed at this stack slot, innermost first,
+   * each one's handler with ip already the real return address; deeper, abandoned instances dropped.
+   */
+  private handleTrampoline(utask: UprobeTask, regs: PtRegsFrame): number {
+    const { returning } = popReturning(utask.returnInstances, regs.get('sp'))
+    if (returning.length === 0) {
+      // Nothing owed here: as Linux, the thread gets SIGILL rather than a jump to nowhere.
+      this.warnings.push(`uprobes: pid ${utask.task.pid}: trampoline hit with no return owed: SIGILL`)
+      this.kernel.tracehooks.pushBackSignal(utask.task, { signo: SIGILL, code: SI_KERNEL })
+      return UTRACE_SIGNAL_IGN | this.reportQuiesce(utask)
+    }
+    regs.set('ip', returning[returning.length - 1].ret_addr)
+    const outer = this.handlerTask
+    this.handlerTask = utask
+    try {
+      for (const ri of returning) this.callUser(() => ri.onReturn(regs, ri))
+    } finally {
+      this.handlerTask = outer
+    }
+    this.runDeferred(utask)
+    this.maybeReleaseUproc(utask.uproc)
+    return UTRACE_SIGNAL_IGN | this.reportQuiesce(utask)
+  }
+
+  // ================================================================ lifecycle
+
   private reportClone(utask: UprobeTask, flags: number, child: Task): number {
     const uproc = utask.uproc
     if (uproc.finished) return UTRACE_RESUME
@@ -516,6 +681,12 @@ export class Uprobes {
     // (a page it shares with us is copied first), and the XOL area is not its (VM_DONTCOPY).
     for (const ppt of uproc.probepts.values()) child.mm.write(ppt.vaddr, Uint8Array.of(ppt.opcode))
     if (uproc.xol) child.mm.unmapRange(uproc.xol.vaddr, uproc.xol.vaddr + PAGE)
+    // Returns the forking thread owes: the child's copy of its stack gets the real return addresses back.
+    for (const ri of utask.returnInstances) {
+      const word = new Uint8Array(8)
+      new DataView(word.buffer).setBigUint64(0, BigInt(ri.ret_addr), true)
+      child.mm.write(ri.sp, word)
+    }
     return UTRACE_RESUME
   }
 
@@ -533,6 +704,8 @@ export class Uprobes {
       utask.activePpt.stepping--
       utask.activePpt = null
     }
+    // A thread that exits inside probed functions owes those returns to nobody.
+    utask.returnInstances.length = 0
     if (uproc.threads.get(task) === utask) uproc.threads.delete(task)
     // A vfork child (another thread group on our text) just goes.
     if (task.tgid !== uproc.tgid) return UTRACE_DETACH

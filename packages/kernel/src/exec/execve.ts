@@ -97,7 +97,11 @@ export function registerExecve(kernel: Kernel): void {
     const path = kernel.readKernelString(arg(c, 0))
     const task = kernel.current(c)
     const r = kernel.entry.withContext(c, arg(c, 1), (ctx) => execTask(ctx, path))
-    if (r === 0) kernel.tracehooks.reportExec(task, path, kernel.frame(arg(c, 1)))
+    if (r === 0) {
+      kernel.tracehooks.reportExec(task, path, kernel.frame(arg(c, 1)))
+      // uprobe_mmap for the new image's text (after the exec report: tracers of the old image are done with it).
+      for (const vma of [...task.mm.vmas]) kernel.notifyMmap(task, vma)
+    }
     kernel.signals.recalcSigpending(task)
     kernel.sched.noteWakeups(c) // a vfork parent
     ret(c, r)

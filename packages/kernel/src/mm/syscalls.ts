@@ -7,7 +7,7 @@ import { RegularFile } from '../fs/vfs.js'
 import type { Kernel } from '../kernel.js'
 import type { SyscallDef } from '../syscalls.js'
 import { sysMadvise } from './madvise.js'
-import { PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageUp, vmaFrom } from './mm.js'
+import { PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageUp, type Vma, vmaFrom } from './mm.js'
 import { copyToUser } from './user-memory.js'
 
 const MAP_SHARED = 1
@@ -64,7 +64,7 @@ export function registerMmSyscalls(def: SyscallDef): void {
       file = f.inode
       name = f.path
     }
-    mm.addVma({
+    const vma: Vma = {
       start,
       end: start + size,
       prot,
@@ -72,12 +72,14 @@ export function registerMmSyscalls(def: SyscallDef): void {
       name,
       shared: (flags & MAP_SHARED) !== 0,
       ...(file ? { file, pgoff: off } : {}),
-    })
+    }
+    mm.addVma(vma)
     // A shared writable file mapping is a copy made now (its writes would not reach the file); executable
     // file pages are mapped now too (as the loader maps text); the rest comes from the page cache on first use.
     if (file && (flags & MAP_SHARED) !== 0 && (prot & PROT_WRITE) !== 0)
       mm.write(start, file.readAt(off, len))
     else if (file && (prot & PROT_EXEC) !== 0) mm.populate(start, start + size)
+    ctx.kernel.notifyMmap(ctx.task, vma)
     return start
   })
   def(11, 'munmap', ({ task }, addr, len) => {

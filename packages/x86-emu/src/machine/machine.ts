@@ -200,8 +200,24 @@ export class Machine implements CpuHost {
     return true
   }
 
+  /**
+   * The vCPU whose instructions run now (host code called from its hypercall, fault or trap handling
+   * runs "on" it), or null between runs. A probe layer asked to wait for every vCPU leaves this one.
+   */
+  current: Cpu | null = null
+
   /** Run one vCPU for up to `budget` instructions (with `soft`, the last block may run whole past it). */
   runCpu(c: Cpu, budget: number, soft = false): void {
+    const outer = this.current
+    this.current = c
+    try {
+      this.runCpuSlice(c, budget, soft)
+    } finally {
+      this.current = outer
+    }
+  }
+
+  private runCpuSlice(c: Cpu, budget: number, soft: boolean): void {
     const target = c.instructions + budget
     const k = this.counters[c.id]
     const timer = this.timer
