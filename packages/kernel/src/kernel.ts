@@ -364,6 +364,7 @@ export class Kernel {
     task.setReg('orig_ax', -1) // it returns to user mode through ret_from_fork from no syscall
     this.tasks.set(pid, task)
     if (!this.init) this.init = task
+    for (const vma of [...mm.vmas]) this.notifyMmap(task, vma)
     // Kick CPU 0 so it leaves the idle loop for the new task.
     this.machine.interrupt(0, TIMER_VECTOR)
     return task

@@ -4,6 +4,7 @@
 // [un]registration from handlers delayed with a callback.
 
 export * from './arch-x86.js'
+export * from './inode-uprobes.js'
 export * from './return-instance.js'
 export { type UprobeExampleParams, uprobeExample } from './samples/uprobe-example.js'
 export type * from './uprobe.js'

@@ -31,6 +31,7 @@ import {
   PAGE,
   PROT_EXEC,
   type PtRegsFrame,
+  type RegularFile,
   SIGILL,
   SIGTRAP,
   type SigInfo,
@@ -62,8 +63,10 @@ import {
   UPROBE_SWBP_INSN,
   X86_EFLAGS_TF,
 } from './arch-x86.js'
+import { InodeUprobes } from './inode-uprobes.js'
 import { cleanupAtEntry, popReturning, type ReturnInstance } from './return-instance.js'
 import type { Uprobe, UprobeKimg } from './uprobe.js'
+import type { UprobeConsumer } from './uprobe-consumer.js'
 import { UprobeProbept } from './uprobe-probept.js'
 import { UprobeProcess } from './uprobe-process.js'
 import { UprobeTask } from './uprobe-task.js'
@@ -125,9 +128,12 @@ export class Uprobes {
   /** Handlers that threw, quiesces that timed out: what Linux would printk. */
   readonly warnings: string[] = []
   private readonly ops: UtraceEngineOps
+  /** The inode-based API's probes (on files, in every process that maps them). */
+  private readonly inode: InodeUprobes
 
   constructor(readonly kernel: Kernel) {
     this.utrace = utraceOf(kernel)
+    this.inode = new InodeUprobes(kernel, this)
     this.ops = {
       report_quiesce: (_action, engine) => this.reportQuiesce(engine.data as UprobeTask),
       report_signal: (action, engine, regs, info) =>
@@ -217,6 +223,42 @@ export class Uprobes {
     }
     if (!this.handlerTask) this.uretprobes.delete(rp)
     this.unregister_uprobe(entry)
+  }
+
+  /**
+   * uprobe_register (the inode API): uc on the instruction at file offset `offset` of `file` (a guest
+   * path or its inode), in every process that maps it executable, now or later. 0 or -errno (see
+   * InodeUprobes.uprobe_register).
+   */
+  uprobe_register(file: string | RegularFile, offset: number, uc: UprobeConsumer): number {
+    return this.inode.uprobe_register(file, offset, uc)
+  }
+
+  /** uprobe_unregister: uc leaves that probe; the last consumer's going takes it out of every process. */
+  uprobe_unregister(file: string | RegularFile, offset: number, uc: UprobeConsumer): void {
+    this.inode.uprobe_unregister(file, offset, uc)
+  }
+
+  /** Where a file offset is mapped in task's address space (null: not mapped there). */
+  vaddrOf(file: RegularFile, offset: number, task: Task): number | null {
+    return this.inode.vaddrOf(file, offset, task)
+  }
+
+  /** Insertions from an mmap or exec of the process itself (InodeUprobes): no quiesce. */
+  private noQuiesce = 0
+
+  withoutQuiesce(fn: () => void): void {
+    this.noQuiesce++
+    try {
+      fn()
+    } finally {
+      this.noQuiesce--
+    }
+  }
+
+  /** Is u registered now (not dropped by its process's exec or exit, not unregistered)? */
+  isRegistered(u: Uprobe): boolean {
+    return this.kimgs.has(u)
   }
 
   // camelCase aliases
@@ -432,7 +474,7 @@ export class Uprobes {
    */
   private quiesce(uproc: UprobeProcess): boolean {
     // Called while the machine runs (a handler, a utrace callback, a syscall's hook): it cannot be driven.
-    if (this.kernel.machine.current !== null) return false
+    if (this.kernel.machine.current !== null || this.noQuiesce > 0) return false
     uproc.quiescing = true
     for (const utask of uproc.threads.values())
       if (!this.isQuiet(utask.task)) this.utrace.utrace_control(utask.task, utask.engine, UTRACE_INTERRUPT)
@@ -687,6 +729,8 @@ export class Uprobes {
       new DataView(word.buffer).setBigUint64(0, BigInt(ri.ret_addr), true)
       child.mm.write(ri.sp, word)
     }
+    // The inode API's probes are per file, not per process: the child gets those of the files it maps.
+    this.inode.uprobeDupMmap(child)
     return UTRACE_RESUME
   }
 
