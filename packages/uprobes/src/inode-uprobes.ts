@@ -117,7 +117,7 @@ export class InodeUprobes {
     const inode = this.inodeOf(file)
     if (typeof inode === 'number') return
     const probe = this.probes.get(inode)?.get(offset)
-    if (!probe || !probe.consumers.includes(uc)) return
+    if (!probe?.consumers.includes(uc)) return
     probe.consumers.splice(probe.consumers.indexOf(uc), 1)
     for (const [tgid, byVaddr] of probe.installed)
       for (const [vaddr, inst] of byVaddr) {

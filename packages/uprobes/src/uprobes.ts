@@ -195,7 +195,7 @@ export class Uprobes {
    * in process rp.u.pid returns. Returns what register_uprobe returns for the entry probe.
    */
   register_uretprobe(rp: Uretprobe): number {
-    if (!rp || !rp.u || typeof rp.handler !== 'function') return -EINVAL
+    if (!rp?.u || typeof rp.handler !== 'function') return -EINVAL
     if (this.uretprobes.has(rp)) return -EINVAL
     rp.nmissed ??= 0
     const cb = rp.u.registration_callback

@@ -35,7 +35,13 @@ describe('uprobe handlers and the kernel probes', () => {
     // myprog's output is buffered: its write system calls come at exit, before _Exit. The kernel probes
     // go in at myfunc's second hit and out at _Exit's, from uprobe handlers both times.
     const fired = { kprobe: 0, kretprobe: 0, jprobe: 0, uprobe: 0 }
-    const kprobe: Kprobe = { symbol_name: 'do_syscall_64', pre_handler: () => (fired.kprobe++, 0) }
+    const kprobe: Kprobe = {
+      symbol_name: 'do_syscall_64',
+      pre_handler: () => {
+        fired.kprobe++
+        return 0
+      },
+    }
     const kretprobe: Kretprobe = {
       kp: { symbol_name: 'do_syscall_64' },
       handler: () => (fired.kretprobe++, 0),
