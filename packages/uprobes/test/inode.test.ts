@@ -124,10 +124,11 @@ describe('uprobe_register on a file', () => {
     expect(up.uprobe_register('/bin/myprog', MYFUNC_OFF, remover)).toBe(0)
     const c = k.spawn('/bin/myprog', ['myprog'])
     let textAfter: Uint8Array | null = null
-    for (let i = 0; i < 100_000 && c.state !== 'zombie'; i++) {
+    const alive = (t: Task) => t.state !== 'zombie'
+    for (let i = 0; i < 100_000 && alive(c); i++) {
       k.run(1000)
       // The text as it is last seen alive (the process exits after its four other calls).
-      if (c.state !== 'zombie') textAfter = textOf(c, MYFUNC, 1)
+      if (alive(c)) textAfter = textOf(c, MYFUNC, 1)
     }
     expect(once).toBe(1)
     expect(textAfter).toEqual(fileBytesAt(MYPROG, MYFUNC, 1))
