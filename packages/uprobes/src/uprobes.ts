@@ -387,16 +387,17 @@ export class Uprobes {
   }
 
   /** [un]registrations a thread's handlers asked for, once its hit is over; the callbacks hear the results. */
-  private runDeferred(utask: UprobeTask): void {
-    for (const d of utask.deferred.splice(0)) {
+  private runDeferred(utask: UprobeTask, pending = utask.deferred.splice(0)): void {
+    for (const d of pending) {
       let result = 0
-      if (d.reg === 1) result = this.doRegister(d.uprobe)
+      // Into this thread's own process, which died with it: nothing to register in.
+      const gone = utask.uproc.finished && this.kernel.tasks.get(d.uprobe.pid)?.tgid === utask.uproc.tgid
+      if (d.reg === 1) result = gone ? -ESRCH : this.doRegister(d.uprobe)
       else {
         const kimg = this.kimgs.get(d.uprobe)
         if (kimg) this.doUnregister(kimg)
-        for (const [rp, entry] of this.uretprobes) if (entry === d.uprobe) this.uretprobes.delete(rp)
       }
-      if (d.reg === 1 && result !== 0)
+      if (d.reg === 0 || result !== 0)
         for (const [rp, entry] of this.uretprobes) if (entry === d.uprobe) this.uretprobes.delete(rp)
       this.callUser(() => d.uprobe.registration_callback?.(d.uprobe, d.reg, result))
     }
@@ -755,7 +756,11 @@ export class Uprobes {
     if (task.tgid !== uproc.tgid) return UTRACE_DETACH
     let alive = false
     for (const t of uproc.threads.keys()) if (t.tgid === uproc.tgid && !this.isDead(t)) alive = true
+    const pending = utask.deferred.splice(0)
     if (groupDead || !alive) this.finish(uproc, task)
+    // [Un]registrations its handlers asked for and it died before making: made (the process lives on)
+    // or answered -ESRCH (it is gone); either way every registration_callback runs.
+    this.runDeferred(utask, pending)
     return UTRACE_DETACH
   }
 

@@ -4,12 +4,14 @@
 // as no-ops."); a vfork child, which runs on the parent's text until it
 // execs or exits, is handled like one of its threads.
 
+import { EINPROGRESS, ESRCH, SIGKILL } from '@probekit/kernel'
 import { describe, expect, it } from 'vitest'
 import { syscall, TINY_BASE, tinyElf } from '../../kernel/test/support/tiny-elf.js'
 import { type Uprobe, uprobesOf } from '../src/index.js'
 import { boot, fixture, symbol, textOf } from './support/kernel.js'
 
 const MYPROG = fixture('myprog')
+const MYPROG_MYFUNC = symbol(MYPROG, 'myfunc')
 const HDR = 64 + 56
 
 /** nop; lea path(%rip), %rdi; push 0; push %rdi; mov %rsp, %rsi; xor %edx, %edx; execve; exit(1). */
@@ -84,5 +86,36 @@ describe('exec and exit', () => {
     // Only the vfork child, which shares the parent's text (and int3), hit it.
     expect(by.length).toBe(1)
     expect(by[0]).not.toBe(t.pid)
+  })
+
+  it("killed between its hit and the end of its step: the handler's delayed registration is answered -ESRCH, its callback runs", () => {
+    const { k, out } = boot({ '/bin/myprog': MYPROG })
+    const t = k.spawn('/bin/myprog', ['myprog'])
+    const up = uprobesOf(k)
+    const calls: string[] = []
+    const later: Uprobe = {
+      pid: t.pid,
+      vaddr: symbol(MYPROG, 'main'),
+      handler: () => {},
+      registration_callback: (_u, reg, result) => calls.push(`${reg} ${result}`),
+    }
+    let tries = 0
+    const u: Uprobe = {
+      pid: t.pid,
+      vaddr: MYPROG_MYFUNC,
+      handler: () => {
+        if (tries++ > 0) return
+        calls.push(`register ${up.register_uprobe(later)}`)
+        // SIGKILL to itself from the handler: it dies before the step ends, its delayed call unmade.
+        k.signals.sendSignal(k.machine.current!, up.current!, { signo: SIGKILL, code: 0 })
+      },
+    }
+    expect(up.register_uprobe(u)).toBe(0)
+    k.run(200_000_000)
+    expect(t.state).toBe('zombie')
+    expect(calls).toEqual([`register ${-EINPROGRESS}`, `1 ${-ESRCH}`])
+    expect(out()).toBe('')
+    expect(up.isProbed(t.tgid)).toBe(false)
+    up.unregister_uprobe(u) // a no-op
   })
 })
