@@ -428,14 +428,25 @@ export class Uprobes {
     return utask
   }
 
-  /** The last probepoint is gone and no thread is inside a hit: detach and forget the process. */
-  private maybeReleaseUproc(uproc: UprobeProcess): void {
-    if (uproc.finished || uproc.probepts.size > 0) return
-    // A thread inside a hit, or owing a return through the trampoline, still needs the engines.
+  /**
+   * The last probepoint is gone and no thread is inside a hit, owes a return through the trampoline,
+   * or has an int3's SIGTRAP still queued (its report must find our engine, which puts ip back on the
+   * restored instruction): detach and forget the process. `current` is a thread whose own callback
+   * asks (it answers UTRACE_DETACH itself). True if released.
+   */
+  private maybeReleaseUproc(uproc: UprobeProcess, current: Task | null = null): boolean {
+    if (uproc.finished || uproc.probepts.size > 0) return false
     for (const utask of uproc.threads.values())
-      if (utask.state !== 'UPTASK_RUNNING' || utask.returnInstances.length > 0) return
-    this.finish(uproc, null)
+      if (
+        utask.state !== 'UPTASK_RUNNING' ||
+        utask.returnInstances.length > 0 ||
+        utask.task.pending.get(SIGTRAP)?.trapno === X86_TRAP_BP
+      )
+        return false
+    this.finish(uproc, current)
+    return true
   }
+
 
   /**
    * Exec, exit, or the last probe gone: drop every uprobe of the process (a later unregister is a
@@ -539,6 +550,8 @@ export class Uprobes {
     // Removed between the trap and this report: the int3 is gone, run the original instruction.
     if (!uproc.finished && this.byteAt(uproc, bp) !== UPROBE_SWBP_INSN) {
       regs.set('ip', bp)
+      // The last probe went meanwhile: this report was all that kept the engines.
+      if (this.maybeReleaseUproc(uproc, utask.task)) return UTRACE_SIGNAL_IGN | UTRACE_DETACH
       return UTRACE_SIGNAL_IGN | this.reportQuiesce(utask)
     }
     return pass
