@@ -447,7 +447,6 @@ export class Uprobes {
     return true
   }
 
-
   /**
    * Exec, exit, or the last probe gone: drop every uprobe of the process (a later unregister is a
    * no-op) and detach every engine but current's (its callback answers UTRACE_DETACH itself).
