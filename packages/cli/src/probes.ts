@@ -1,9 +1,12 @@
 // probekit run -p: kernel probes defined in tracefs kprobe_events syntax,
-// armed with @probekit/kprobes, each hit printed as an ftrace line.
+// armed with @probekit/kprobes, each hit printed as an ftrace line. The
+// definitions of user probes (uprobe_events syntax, a PATH in the probe
+// point) are parsed here too and armed by uprobe-events.ts.
 
 import {
   fetchArg,
   type Kernel,
+  type KprobeDefinition,
   type ProbeDefinition,
   ProbeSyntaxError,
   type PtRegsFrame,
@@ -13,8 +16,8 @@ import {
 import { type Kprobe, Kprobes, type Kretprobe } from '@probekit/kprobes'
 import { CliError } from './cli-error.js'
 
-/** The group of an event defined without one, as tracefs names it. */
-const DEFAULT_GROUP = 'kprobes'
+/** The group of an event defined without one, as tracefs names it (kprobe_events, uprobe_events). */
+const DEFAULT_GROUPS = new Set(['kprobes', 'uprobes'])
 
 const REASONS: Record<number, string> = {
   [-2]: 'no such kernel symbol',
@@ -40,7 +43,7 @@ export function parseDefinitions(lines: readonly string[]): ProbeDefinition[] {
       throw e
     }
     if (d.kind === '-') throw new CliError(`'${line}': deleting an event makes no sense on the command line`)
-    const name = d.group === DEFAULT_GROUP ? d.event : `${d.group}/${d.event}`
+    const name = DEFAULT_GROUPS.has(d.group) ? d.event : `${d.group}/${d.event}`
     if (events.has(`${d.group}/${d.event}`))
       throw new CliError(`-p '${line}': event ${name} already exists (EEXIST)`)
     events.add(`${d.group}/${d.event}`)
@@ -54,10 +57,10 @@ export interface ArmedProbes {
   returnProbes: Map<string, Kretprobe>
 }
 
-/** Arm the probes on a booted kernel; every hit calls emit(line). */
+/** Arm the kernel probes on a booted kernel; every hit calls emit(line). */
 export function armProbes(
   kernel: Kernel,
-  defs: readonly ProbeDefinition[],
+  defs: readonly KprobeDefinition[],
   emit: (line: string) => void,
 ): ArmedProbes {
   const kprobes = new Kprobes(kernel)

@@ -102,7 +102,7 @@ function createProgram(io: CliIo): Command {
     .option('--dmesg', 'print the kernel log (dmesg) to stderr at the end')
     .option(
       '-p, --probe <definition>',
-      "a kernel probe in kprobe_events syntax: 'p[:[GRP/]EVENT] SYM[+OFFS]|ADDR [FETCHARGS]' or 'r[MAXACTIVE][:[GRP/]EVENT] SYM[+0] [FETCHARGS]'; repeatable",
+      "a kernel probe in kprobe_events syntax: 'p[:[GRP/]EVENT] SYM[+OFFS]|ADDR [FETCHARGS]' or 'r[MAXACTIVE][:[GRP/]EVENT] SYM[+0] [FETCHARGS]', or a user probe in uprobe_events syntax: 'p|r[:[GRP/]EVENT] PATH:OFFSET|PATH:SYMBOL[+OFFS] [FETCHARGS]' (OFFSET a file offset); repeatable",
       collect,
       [],
     )
@@ -120,7 +120,7 @@ function createProgram(io: CliIo): Command {
     .passThroughOptions()
     .addHelpText(
       'after',
-      "\nExamples:\n  probekit run --cpus 2 -- ./hello\n  probekit run --strace -e trace=openat,read -- /usr/bin/cat /etc/hostname\n  probekit run -p 'p:myprobe do_sys_open dfd=%di filename=+0(%si):string' -p 'r do_sys_open ret=$retval:s64' -- ./prog",
+      "\nExamples:\n  probekit run --cpus 2 -- ./hello\n  probekit run --strace -e trace=openat,read -- /usr/bin/cat /etc/hostname\n  probekit run -p 'p:myprobe do_sys_open dfd=%di filename=+0(%si):string' -p 'r do_sys_open ret=$retval:s64' -- ./prog\n  probekit run -p 'p ./prog:myfunc x=%di:s64' -p 'r ./prog:myfunc ret=$retval:s64' -- ./prog",
     )
     .action((prog: string, args: string[], options: RunOptions) => {
       exitCode = runCommand(prog, args, options, io)

@@ -8,7 +8,9 @@ import {
   checkExecutable,
   ElfError,
   ExecError,
+  isUprobeDefinition,
   Kernel,
+  type KprobeDefinition,
   RegularFile,
   signalName,
   syscallName,
@@ -22,6 +24,7 @@ import { parseSize } from '../parse-size.js'
 import { type ArmedProbes, armProbes, missedReturns, parseDefinitions } from '../probes.js'
 import { StraceEngine } from '../strace/strace-engine.js'
 import { parseTraceQualifier } from '../strace/trace-filter.js'
+import { armUprobes, type ResolvedUprobe, resolveUprobe } from '../uprobe-events.js'
 
 export interface RunOptions {
   cpus: string
@@ -33,7 +36,7 @@ export interface RunOptions {
   /** The guest's memory, e.g. 256M (see parseSize). */
   memory: string
   dmesg?: boolean
-  /** Kernel probe definitions (kprobe_events syntax). */
+  /** Probe definitions: kernel (kprobe_events syntax) and user (uprobe_events syntax, PATH:OFFSET). */
   probe: string[]
   /** Where trace lines go (default: stderr). */
   trace?: string
@@ -152,27 +155,38 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     if (node instanceof RegularFile) node.mode |= 0o111
   }
   for (const { host, guest } of mounts) kernel.vfs.mountHost(guest, hostDirectory(host))
+  // User probes (a PATH in the probe point makes a definition one, as in tracefs) are found in the
+  // guest's files now, before the boot (a relative PATH is the guest's working directory's), and
+  // registered once the program is there to carry them.
+  const uprobes: ResolvedUprobe[] = probeDefs
+    .filter(isUprobeDefinition)
+    .map((d) => resolveUprobe(kernel, d, { cwd, isolated: options.isolated }))
   kernel.boot()
   let traceFd = 2
   // Trace lines are probekit's own output: when they cannot be written (the
   // reader has gone, a full disk) the run has no point and stops here.
   let traceError = 0
   let armed: ArmedProbes | null = null
+  const emit = (line: string) => {
+    if (straceError !== 0)
+      throw new CliError(
+        `${options.straceFile ? `--strace-file ${options.straceFile}` : 'strace output (stderr)'}: ${describeWriteError(straceError)}; the run was stopped`,
+        1,
+      )
+    if (traceError !== 0) return
+    const n = writeHost(traceFd, utf8(`${line}\n`))
+    if (n < 0) {
+      traceError = n
+      kernel.machine.stop('trace output failed')
+    }
+  }
   if (probeDefs.length > 0) {
-    armed = armProbes(kernel, probeDefs, (line) => {
-      if (straceError !== 0)
-        throw new CliError(
-          `${options.straceFile ? `--strace-file ${options.straceFile}` : 'strace output (stderr)'}: ${describeWriteError(straceError)}; the run was stopped`,
-          1,
-        )
-      if (traceError !== 0) return
-      const n = writeHost(traceFd, utf8(`${line}\n`))
-      if (n < 0) {
-        traceError = n
-        kernel.machine.stop('trace output failed')
-      }
-    })
-    // Opened once every probe is in place: a probe that cannot be placed leaves no empty file.
+    const kprobeDefs = probeDefs.filter((d): d is KprobeDefinition => !isUprobeDefinition(d))
+    if (kprobeDefs.length > 0) armed = armProbes(kernel, kprobeDefs, emit)
+    // uprobe_register: the user probes go into every process that maps their files from now on (the
+    // program's own text as spawn maps it, before its first instruction; libraries as ld.so maps them).
+    if (uprobes.length > 0) armUprobes(kernel, uprobes, emit)
+    // Opened once every probe is in place or found: a probe that cannot be placed leaves no empty file.
     if (options.trace) {
       try {
         traceFd = openSync(options.trace, 'w')

@@ -27,7 +27,7 @@ export function userFunctions(bytes: Uint8Array): UserFunction[] {
 }
 
 /** .dynsym, read as readSymbols reads .symtab (same entry layout). */
-function readDynamicSymbols(elf: ElfFile): ElfSymbol[] {
+export function readDynamicSymbols(elf: ElfFile): ElfSymbol[] {
   const i = elf.sections.findIndex((s) => s.type === SHT_DYNSYM)
   if (i < 0) return []
   // readSymbols takes the first SHT_SYMTAB: present .dynsym as one.

@@ -1,6 +1,8 @@
 // Fetching and printing probe arguments (kernel/trace/trace_probe.c):
 // each FETCHARG is evaluated against the trapped CPU's pt_regs and memory,
 // then printed by its type. A memory read that faults prints "(fault)".
+// A uprobe's fetches (trace_uprobe.c) read only the hitting task's user
+// memory, and resolve @+FILE_OFFSET through the probed file's mapping.
 
 import type { Kernel, PtRegsFrame } from '../kernel.js'
 import { copyFromUser } from '../mm/user-memory.js'
@@ -15,6 +17,10 @@ export interface FetchContext {
   kernel: Kernel
   regs: PtRegsFrame
   task: Task
+  /** A uprobe's fetch: every read is of the task's user memory (a kernel address is a fault). */
+  user?: boolean
+  /** @+FILE_OFFSET: the address where that offset of the probed file is mapped in the task (null: a fault). */
+  fileAddress?: (fileOffset: number) => number | null
 }
 
 /** Read kernel-virtual memory through the kernel page tables (a miss is a fault). */
@@ -35,7 +41,9 @@ function readKernelVirtual(k: Kernel, addr: number, len: number): Uint8Array {
 
 function readMemory(ctx: FetchContext, addr: number, len: number, user: boolean): Uint8Array {
   try {
-    return user || addr >= 0 ? copyFromUser(ctx.task.mm, addr, len) : readKernelVirtual(ctx.kernel, addr, len)
+    return user || ctx.user || addr >= 0
+      ? copyFromUser(ctx.task.mm, addr, len)
+      : readKernelVirtual(ctx.kernel, addr, len)
   } catch {
     throw new FetchFault()
   }
@@ -71,9 +79,17 @@ function word(ctx: FetchContext, f: FetchArg): bigint {
       const base = Number(BigInt.asIntN(64, word(ctx, f.inner)))
       return u64(readMemory(ctx, base + f.offset, 8, f.user))
     }
+    case 'fileoffset':
+      return u64(readMemory(ctx, fileAddress(ctx, f.offset), 8, true))
     case 'comm':
       return 0n
   }
+}
+
+function fileAddress(ctx: FetchContext, offset: number): number {
+  const a = ctx.fileAddress?.(offset) ?? null
+  if (a === null) throw new FetchFault()
+  return a
 }
 
 /** Where a memory fetch reads (for sized and string reads), or null for register-like fetches. */
@@ -90,6 +106,8 @@ function addressOf(ctx: FetchContext, f: FetchArg): { addr: number; user: boolea
       return { addr: Number(BigInt.asIntN(64, word(ctx, f.inner))) + f.offset, user: f.user }
     case 'stack':
       return { addr: ctx.regs.get('sp') + 8 * f.index, user: false }
+    case 'fileoffset':
+      return { addr: fileAddress(ctx, f.offset), user: true }
     default:
       return null
   }
@@ -133,6 +151,15 @@ export function fetchArg(ctx: FetchContext, arg: ProbeArg): string {
     if (e instanceof FetchFault) return `${arg.name}=(fault)`
     throw e
   }
+}
+
+/**
+ * Where a uprobe hit, as print_uprobe_event prints it: `0x<vaddr>` for an
+ * entry, `0x<return address> <- 0x<function>` for a return.
+ */
+export function uprobeWhere(ip: number, func?: number): string {
+  const hex = (a: number) => `0x${BigInt.asUintN(64, BigInt(a)).toString(16)}`
+  return func === undefined ? hex(ip) : `${hex(ip)} <- ${hex(func)}`
 }
 
 /**
