@@ -51,6 +51,8 @@ export const HC_FIND_TASK = 0x120
 export const HC_SEND_SIGNAL = 0x121
 export const HC_OOM_SELECT = 0x122
 export const HC_EXIT_REPORT = 0x123
+/** An optprobe's detour buffer calls the host here (optimized_callback): rdi = probe id, rsi = its pt_regs. */
+export const HC_OPTPROBE_CALLBACK = 0x124
 export const FAULT_FLAG_WRITE = 0x01
 export const FAULT_FLAG_USER = 0x40
 export const FAULT_FLAG_INSTRUCTION = 0x100

@@ -18,6 +18,9 @@ export function readText(kernel: Kernel, addr: number, len: number): Uint8Array 
   return kernel.machine.memory.readBytes(imagePhys(addr), len)
 }
 
+/** Puts back, in buf (text read from addr), bytes that optimized probes' jumps replaced. */
+export type RecoverBytes = (addr: number, buf: Uint8Array) => void
+
 /**
  * The original bytes at addr: where another kprobe planted its int3, put its
  * saved opcode back (recover_probed_instruction), so decoding sees the real stream.
@@ -26,8 +29,11 @@ export function recoverInstruction(
   kernel: Kernel,
   addr: number,
   probeAt: (a: number) => RegisteredKprobe | undefined,
+  recover?: RecoverBytes,
 ): Uint8Array {
   const buf = readText(kernel, addr, MAX_INSN_SIZE)
+  // Optimized probes' jumps first (their first byte becomes the int3 the loop below recovers).
+  recover?.(addr, buf)
   for (let i = 0; i < MAX_INSN_SIZE; i++) {
     if (buf[i] !== BREAKPOINT_INSTRUCTION) continue
     const p = probeAt(addr + i)
@@ -45,12 +51,13 @@ export function canProbe(
   kernel: Kernel,
   addr: number,
   probeAt: (a: number) => RegisteredKprobe | undefined,
+  recover?: RecoverBytes,
 ): boolean {
   const fn = kernel.kallsyms.functionAt(addr)
   if (!fn) return false
   let a = fn.address
   while (a < addr) {
-    const buf = recoverInstruction(kernel, a, probeAt)
+    const buf = recoverInstruction(kernel, a, probeAt, recover)
     if (buf[0] === BREAKPOINT_INSTRUCTION) return false
     const insn = tryDecode(buf, a)
     if (insn instanceof Error) return false
@@ -86,8 +93,9 @@ export function archCopyKprobe(
   addr: number,
   slot: number,
   probeAt: (a: number) => RegisteredKprobe | undefined,
+  recover?: RecoverBytes,
 ): ArchSpecificInsn | number {
-  const buf = recoverInstruction(kernel, addr, probeAt)
+  const buf = recoverInstruction(kernel, addr, probeAt, recover)
   const insn = tryDecode(buf, addr)
   if (insn instanceof Error) return -EILSEQ
   // Another subsystem's breakpoint, an int n/ud2, or an SS load: __copy_instruction fails.

@@ -27,6 +27,8 @@ export class InsnSlotCache {
   constructor(
     private readonly kernel: Kernel,
     private readonly base = MODULES_VADDR,
+    /** Bytes per slot: MAX_INSN_SIZE for copies, more for optprobes' detour buffers (optinsn slots). */
+    readonly slotSize = MAX_INSN_SIZE,
   ) {}
 
   /** get_insn_slot: the first clean slot, allocating a new page when all are used. */
@@ -36,7 +38,7 @@ export class InsnSlotCache {
       if (i >= 0) {
         page.slotUsed[i] = SLOT_USED
         page.nused++
-        return page.va + i * MAX_INSN_SIZE
+        return page.va + i * this.slotSize
       }
     }
     const page = this.newPage()
@@ -49,11 +51,11 @@ export class InsnSlotCache {
   free(slot: number): void {
     const page = this.pageOf(slot)
     if (!page) throw new Error(`not an insn slot: ${slot}`)
-    const i = (slot - page.va) / MAX_INSN_SIZE
+    const i = (slot - page.va) / this.slotSize
     if (page.slotUsed[i] !== SLOT_USED) return
     page.slotUsed[i] = SLOT_CLEAN
     page.nused--
-    this.write(slot, new Uint8Array(MAX_INSN_SIZE).fill(0xcc))
+    this.write(slot, new Uint8Array(this.slotSize).fill(0xcc))
   }
 
   /** Write bytes into a slot (through physical memory: the mapping is read-only). */
@@ -91,7 +93,7 @@ export class InsnSlotCache {
     k.machine.memory.writeBytes(frame * PAGE_SIZE, new Uint8Array(PAGE_SIZE).fill(0xcc))
     k.image.kernelSpace.map(va, frame, { writable: false, nx: false, global: true })
     k.machine.flushTlb(va)
-    const page: InsnPage = { va, frame, nused: 0, slotUsed: new Uint8Array(SLOTS_PER_PAGE) }
+    const page: InsnPage = { va, frame, nused: 0, slotUsed: new Uint8Array(PAGE_SIZE / this.slotSize) }
     this.pages.push(page)
     return page
   }

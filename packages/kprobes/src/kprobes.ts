@@ -41,6 +41,7 @@ import {
   ResumeFixup,
 } from './kprobe.js'
 import { KRETPROBE_MAX_DATA_SIZE, type Kretprobe, type KretprobeInstance } from './kretprobe.js'
+import type { KprobeOptimizer } from './optimizer.js'
 
 /** A kretprobe's instance pool (the free list of struct kretprobe). */
 interface KretprobePool {
@@ -96,6 +97,8 @@ export class Kprobes {
   /** When each outstanding instance was taken (orders instances across tasks). */
 
   private readonly boost: boolean
+  /** Jump optimization (optprobes), when plugged in. */
+  optimizer: KprobeOptimizer | null = null
 
   constructor(
     readonly kernel: Kernel,
@@ -144,8 +147,7 @@ export class Kprobes {
     if (prepared !== 0) return prepared
     const rp = p as RegisteredKprobe
     this.table.set(addr, rp)
-    if (!kprobeDisabled(rp) && !this.kprobesAllDisarmed) archArmKprobe(this.kernel, rp)
-    this.tryOptimize(rp)
+    if (!kprobeDisabled(rp) && !this.kprobesAllDisarmed) this.armKprobe(rp)
     return 0
   }
 
@@ -180,20 +182,24 @@ export class Kprobes {
       const rp = p as RegisteredKprobe
       const hashed = this.table.get(rp.addr) as RegisteredKprobe
       if (hashed === rp) {
-        if (!kprobeDisabled(rp)) archDisarmKprobe(this.kernel, rp)
+        if (!kprobeDisabled(rp)) this.disarmKprobe(rp, true)
         this.table.delete(rp.addr)
+        this.optimizer?.forgetKprobe(rp)
         freeSlots.push(rp.ainsn.insn)
       } else if (kprobeAggrprobe(hashed)) {
         hashed.list.splice(hashed.list.indexOf(rp), 1)
         if (hashed.list.length === 0) {
           // The last child: the aggregate (and the slot it shares) goes too.
-          if (!kprobeDisabled(hashed)) archDisarmKprobe(this.kernel, hashed)
+          if (!kprobeDisabled(hashed)) this.disarmKprobe(hashed, true)
           this.table.delete(rp.addr)
+          this.optimizer?.forgetKprobe(hashed)
           freeSlots.push(hashed.ainsn.insn)
         } else {
           // Others stay armed; only drop the post_handler fan-out if nobody needs it now.
           this.updateAggrPostHandler(hashed)
           this.tryToDisableAggrKprobe(hashed)
+          // The one that left may have been what kept the aggregate from being optimized.
+          if (!kprobeDisabled(hashed) && !this.kprobesAllDisarmed) this.optimizer?.optimizeKprobe(hashed)
         }
       }
     }
@@ -210,7 +216,7 @@ export class Kprobes {
     if (kprobeDisabled(rp)) return 0
     rp.flags |= KPROBE_FLAG_DISABLED
     const hashed = this.table.get(rp.addr) as RegisteredKprobe
-    if (hashed === rp) archDisarmKprobe(this.kernel, rp)
+    if (hashed === rp) this.disarmKprobe(rp, true)
     else if (kprobeAggrprobe(hashed)) this.tryToDisableAggrKprobe(hashed)
     return 0
   }
@@ -224,7 +230,7 @@ export class Kprobes {
     rp.flags &= ~KPROBE_FLAG_DISABLED
     if (rearm) {
       hashed.flags &= ~KPROBE_FLAG_DISABLED
-      if (!this.kprobesAllDisarmed) archArmKprobe(this.kernel, hashed)
+      if (!this.kprobesAllDisarmed) this.armKprobe(hashed)
     }
     return 0
   }
@@ -498,7 +504,7 @@ export class Kprobes {
   arm_all_kprobes(): void {
     if (!this.kprobesAllDisarmed) return
     this.kprobesAllDisarmed = false
-    for (const p of this.table.values()) if (!kprobeDisabled(p)) archArmKprobe(this.kernel, p)
+    for (const p of this.table.values()) if (!kprobeDisabled(p)) this.armKprobe(p)
     this.kernel.printk.log(this.kernel.jiffies, 'Kprobes globally enabled')
   }
 
@@ -506,7 +512,7 @@ export class Kprobes {
   disarm_all_kprobes(): void {
     if (this.kprobesAllDisarmed) return
     this.kprobesAllDisarmed = true
-    for (const p of this.table.values()) if (!kprobeDisabled(p)) archDisarmKprobe(this.kernel, p)
+    for (const p of this.table.values()) if (!kprobeDisabled(p)) this.disarmKprobe(p, false)
     this.kernel.printk.log(this.kernel.jiffies, 'Kprobes globally disabled')
   }
 
@@ -592,6 +598,11 @@ export class Kprobes {
     let ap: AggrKprobe
     if (kprobeAggrprobe(orig)) ap = orig
     else {
+      // The aggregate takes orig's place: orig stops being optimized first (the aggregate may be later).
+      if (this.optimizer) {
+        this.optimizer.unoptimizeKprobe(orig, true)
+        this.optimizer.forgetKprobe(orig)
+      }
       ap = this.allocAggrKprobe(orig)
       this.table.set(orig.addr, ap)
     }
@@ -602,7 +613,11 @@ export class Kprobes {
     if (ret !== 0) return ret
     if (kprobeDisabled(ap) && !kprobeDisabled(p)) {
       ap.flags &= ~KPROBE_FLAG_DISABLED
-      if (!this.kprobesAllDisarmed) archArmKprobe(this.kernel, ap)
+      if (!this.kprobesAllDisarmed) this.armKprobe(ap)
+    } else if (!kprobeDisabled(ap) && !this.kprobesAllDisarmed) {
+      // A post_handler or a jprobe needs the single-step: back to int3. Otherwise optimize the aggregate.
+      if (!this.kprobeOptimizable(ap)) this.optimizer?.unoptimizeKprobe(ap, true)
+      else this.optimizer?.optimizeKprobe(ap)
     }
     return 0
   }
@@ -645,7 +660,7 @@ export class Kprobes {
   private tryToDisableAggrKprobe(ap: AggrKprobe): void {
     if (kprobeDisabled(ap) || !ap.list.every(kprobeDisabled)) return
     ap.flags |= KPROBE_FLAG_DISABLED
-    archDisarmKprobe(this.kernel, ap)
+    this.disarmKprobe(ap, true)
   }
 
   /** aggr_pre_handler: newest first, disabled children skipped; the first non-zero return ends the chain. */
@@ -687,8 +702,43 @@ export class Kprobes {
     else p.nmissed++
   }
 
-  /** Jump optimization hook (optprobes plugs in here); nothing is optimized yet. */
-  tryOptimize(_p: RegisteredKprobe): void {}
+  /**
+   * __arm_kprobe: an optimized probe whose region p falls in goes back to int3 first (its jump covers
+   * p's byte), then p's int3, then p may itself be optimized.
+   */
+  private armKprobe(p: RegisteredKprobe): void {
+    const covering = this.optimizer?.coveringKprobe(p.addr)
+    if (covering) this.optimizer?.unoptimizeKprobe(covering, true)
+    archArmKprobe(this.kernel, p)
+    this.optimizer?.optimizeKprobe(p)
+  }
+
+  /** __disarm_kprobe: p's jump (if any) and int3 go; a probe p was blocking may be optimized (reopt). */
+  private disarmKprobe(p: RegisteredKprobe, reopt: boolean): void {
+    this.optimizer?.unoptimizeKprobe(p, true)
+    archDisarmKprobe(this.kernel, p)
+    const covering = this.optimizer?.coveringKprobe(p.addr)
+    if (covering && reopt) this.optimizer?.optimizeKprobe(covering)
+  }
+
+  /**
+   * optimized_callback's core, called from a detour buffer (no int3, no step): p's pre_handler with
+   * the buffer's pt_regs, unless this CPU is already handling a probe (then it is missed).
+   */
+  optimizedCallback(p: RegisteredKprobe, regs: PtRegs, cpu: number): void {
+    const kcb = this.get_kprobe_ctlblk(cpu)
+    if (kcb.current) {
+      this.incNmissed(p)
+      return
+    }
+    kcb.current = p
+    kcb.kprobe_status = KPROBE_HIT_ACTIVE
+    try {
+      if (p.pre_handler) this.callHandler(cpu, () => p.pre_handler?.(p, regs) ?? 0, p, regs)
+    } finally {
+      kcb.current = null
+    }
+  }
 
   // ---------------------------------------------------------------- per-CPU state
 
@@ -795,9 +845,10 @@ export class Kprobes {
   /** prepare_kprobe → arch_prepare_kprobe: boundary check, slot, copy. */
   private prepareKprobe(p: Kprobe, addr: number): number {
     const probeAt = (a: number) => this.get_kprobe(a)
-    if (!canProbe(this.kernel, addr, probeAt)) return -EILSEQ
+    const recover = (a: number, buf: Uint8Array) => this.optimizer?.recoverBytes(a, buf)
+    if (!canProbe(this.kernel, addr, probeAt, recover)) return -EILSEQ
     const slot = this.slots.get()
-    const ainsn = archCopyKprobe(this.kernel, addr, slot, probeAt)
+    const ainsn = archCopyKprobe(this.kernel, addr, slot, probeAt, recover)
     if (typeof ainsn === 'number') {
       this.slots.free(slot)
       return ainsn
@@ -859,6 +910,13 @@ export class Kprobes {
     if (p.pre_handler && this.callHandler(cpu, () => p.pre_handler?.(p, regs) ?? 0, p, regs) !== 0) {
       // The handler redirected execution: no single-step, no post_handler.
       kcb.current = null
+      return true
+    }
+    // setup_detour_execution: a probe queued for optimization runs its buffer's copy of the region.
+    const detour = this.optimizer?.detourAddress(p) ?? null
+    if (detour !== null) {
+      kcb.current = null
+      regs.set('ip', detour)
       return true
     }
     this.setupSingleStep(p, regs, kcb, false)
