@@ -93,9 +93,21 @@ export class KernelServices {
     this.work.sort((a, b) => a.due - b.due)
   }
 
-  /** Called on every tick of CPU 0: run the work that is due, in order. */
-  runDueWork(): void {
-    while (this.work.length > 0 && this.work[0].due <= this.kernel.jiffies) this.work.shift()!.fn()
+  /**
+   * While due work runs from a tick: the vCPU and the pt_regs address of the context its timer
+   * interrupt cut into. Work that patches text must not patch under it (it returns there).
+   */
+  workInterrupted: { cpu: Cpu; regs: number } | null = null
+
+  /** Called on every tick of CPU 0 (regs: what the tick interrupted): run the work that is due, in order. */
+  runDueWork(cpu: Cpu | null = null, regs = 0): void {
+    const outer = this.workInterrupted
+    this.workInterrupted = cpu ? { cpu, regs } : null
+    try {
+      while (this.work.length > 0 && this.work[0].due <= this.kernel.jiffies) this.work.shift()!.fn()
+    } finally {
+      this.workInterrupted = outer
+    }
   }
 
   get pendingWork(): number {

@@ -297,7 +297,7 @@ export class Scheduler {
     m.registerHypercall(HC_TIMER_TICK, (c) => {
       if (c.id === 0) {
         k.jiffies++
-        k.services.runDueWork()
+        k.services.runDueWork(c, arg(c, 0))
       }
       // scheduler_tick: sleepers whose time came are woken by the guest (sched_ttwu_pending); the time
       // slice ends if anything else may run. Switching waits for the return to user mode or the idle loop.
