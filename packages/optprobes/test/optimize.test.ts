@@ -53,7 +53,7 @@ describe('an optimized kprobe', () => {
     for (let i = 0; i < 200 && !op.isOptimized(addr); i++) k.run(10_000)
     expect(op.isOptimized(addr)).toBe(true)
     expect(k.jiffies).toBeGreaterThanOrEqual(OPTIMIZE_DELAY)
-    expect(p.flags & KPROBE_FLAG_OPTIMIZED).toBe(KPROBE_FLAG_OPTIMIZED)
+    expect((p.flags ?? 0) & KPROBE_FLAG_OPTIMIZED).toBe(KPROBE_FLAG_OPTIMIZED)
     expect(kp.debugfsList()).toContain('sys_ni_host+0x0  ')
     expect(kp.debugfsList()).toContain('[OPTIMIZED]')
     // The text: jmp rel32 to the buffer.
