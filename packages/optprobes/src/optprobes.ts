@@ -165,14 +165,16 @@ export class Optprobes implements KprobeOptimizer {
     op ??= this.prepare(p) ?? undefined
     if (!op) return
     // arch_check_optimized_kprobe: another probe's int3 inside the region stays in the way.
-    for (let i = 1; i < op.size; i++)
-      if (this.kprobes.get_kprobe(p.addr + i)) {
+    for (let i = 1; i < op.size; i++) {
+      const other = this.kprobes.get_kprobe(p.addr + i)
+      if (other && !kprobeDisabled(other)) {
         this.refused.set(
           p.addr,
           `another probe at ${this.kernel.kallsyms.format(p.addr + i)} is inside the region`,
         )
         return
       }
+    }
     this.refused.delete(p.addr)
     op.state = 'optimizing'
     this.optimizingList.push(op)
