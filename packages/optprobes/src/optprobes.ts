@@ -46,8 +46,9 @@ export interface OptprobesOptions {
   delay?: number
   slotBase?: number
   /**
-   * Leave out the grace period before writing jumps (for the test that shows what it prevents):
-   * a CPU inside a region returns into the middle of the jump. Never set it otherwise.
+   * Leave out the grace period before writing jumps, and write them without stop_machine (for the
+   * test that shows what the wait prevents: a CPU inside a region returns into the middle of the
+   * jump). Never set it otherwise.
    */
   unsafeSkipGracePeriod?: boolean
 }
@@ -279,7 +280,9 @@ export class Optprobes implements KprobeOptimizer {
   private archOptimize(op: OptimizedKprobe): void {
     const jump = optimizedJump(op.addr, op.buffer)
     if (!jump) return
-    this.kernel.services.textPokeSmp(op.addr, jump)
+    // (The unsafe test mode writes it as it is, with no CPU held: stop_machine would be a grace period too.)
+    if (this.skipGracePeriod) this.kernel.services.textPoke(op.addr, jump)
+    else this.kernel.services.textPokeSmp(op.addr, jump)
     op.state = 'optimized'
     op.kp.flags |= KPROBE_FLAG_OPTIMIZED
   }
