@@ -7,7 +7,13 @@ import { Kprobes } from '@probekit/kprobes'
 import { bootKernel } from '../../../kprobes/test/support/kernel.js'
 import { Optprobes, type OptprobesOptions } from '../../src/index.js'
 
-export { BAD_OPENER, bootKernel, SPINNER, textSnapshot } from '../../../kprobes/test/support/kernel.js'
+export {
+  BAD_OPENER,
+  BAD_WRITER,
+  bootKernel,
+  SPINNER,
+  textSnapshot,
+} from '../../../kprobes/test/support/kernel.js'
 
 export interface Booted {
   k: Kernel
