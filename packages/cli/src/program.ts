@@ -108,6 +108,17 @@ function createProgram(io: CliIo): Command {
     )
     .option('-t, --trace <file>', 'write probe hits (ftrace lines) to this file instead of stderr')
     .option(
+      '--sysctl <setting>',
+      'NAME=VALUE, as sysctl -w: debug.kprobes_optimization=0 keeps kernel probes int3 probes (1, the default, jump-optimizes them where it can); repeatable',
+      collect,
+      [],
+    )
+    .option(
+      '--kprobes-list',
+      'at the end, print the kernel probes as debugfs kprobes/list does (with [OPTIMIZED])',
+    )
+    .option('--detours', "at the end, disassemble each kernel probe's patched bytes and its detour buffer")
+    .option(
       '--strace',
       'print every system call, signal and exit of every task as strace -f does (on stderr)',
     )

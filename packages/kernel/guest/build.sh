@@ -31,6 +31,7 @@ arch/x86/kernel/cpu/common.c
 arch/x86/kernel/idt.c
 arch/x86/kernel/kprobes/core.c
 arch/x86/kernel/kprobes/trampoline.S
+arch/x86/kernel/kprobes/jprobe.S
 arch/x86/kernel/process_64.c
 arch/x86/kernel/sys_x86_64.c
 arch/x86/kernel/traps.c

@@ -53,6 +53,8 @@ export const HC_OOM_SELECT = 0x122
 export const HC_EXIT_REPORT = 0x123
 /** An optprobe's detour buffer calls the host here (optimized_callback): rdi = probe id, rsi = its pt_regs. */
 export const HC_OPTPROBE_CALLBACK = 0x124
+/** jprobe_entry_stub (via jprobe_call_entry) runs the jprobe's entry: rdi = the probed function's pt_regs; returns the saved sp. */
+export const HC_JPROBE_ENTRY = 0x125
 export const FAULT_FLAG_WRITE = 0x01
 export const FAULT_FLAG_USER = 0x40
 export const FAULT_FLAG_INSTRUCTION = 0x100

@@ -61,6 +61,7 @@ import { CharDevice, Directory, RegularFile, Vfs } from './fs/vfs.js'
 import { type GuestImage, loadGuestImage } from './guest-image.js'
 import { registerHandleMmFault } from './mm/fault.js'
 import { Mm, PROT_EXEC, type Vma } from './mm/mm.js'
+import { Sysctls } from './sysctl.js'
 import { registerOomKill } from './mm/oom-kill.js'
 import { PageCache } from './mm/page-cache.js'
 import { Printk } from './printk.js'
@@ -132,6 +133,8 @@ export class Kernel {
   readonly fileIo: FileIo
   /** Where the kernel reports each task's life to the tracers attached to it (utrace). */
   readonly tracehooks: Tracehooks
+  /** Named settings (/proc/sys, sysctl NAME=VALUE). */
+  readonly sysctls = new Sysctls()
   /**
    * Host code running where the kernel cannot sleep (preempt_count: kprobe handlers raise it). A call
    * that may sleep (register_uprobe's quiesce) refuses to run while it is non-zero: in_atomic().

@@ -274,6 +274,8 @@ describe('guest/vmlinux', () => {
     'irq_entries_start',
     'kretprobe_trampoline',
     'trampoline_handler',
+    'jprobe_entry_stub',
+    'jprobe_call_entry',
     'hypercall',
     'kernel_call_return',
     'printk',
@@ -335,6 +337,10 @@ describe('guest/vmlinux', () => {
     expect(within('asm_exc_int3', '__entry_text_start', '__entry_text_end')).toBe(true)
     expect(within('kretprobe_trampoline', '__kprobes_text_start', '__kprobes_text_end')).toBe(true)
     expect(within('hypercall', '__kprobes_text_start', '__kprobes_text_end')).toBe(true)
+    expect(within('jprobe_entry_stub', '__kprobes_text_start', '__kprobes_text_end')).toBe(true)
+    // jprobe_return's int3 is inside the stub, right before jprobe_return_end.
+    expect(sym('jprobe_return_end').value - sym('jprobe_return').value).toBe(4n) // xchg %rbx,%rsp; int3
+    expect(bytesAt(sym('jprobe_return_end').value - 1n, 1)[0]).toBe(0xcc)
     expect(within('cpu_idle', '__cpuidle_text_start', '__cpuidle_text_end')).toBe(true)
   })
 
@@ -407,12 +413,22 @@ describe('guest/vmlinux', () => {
         '__switch_to',
         'kretprobe_trampoline',
         'trampoline_handler',
+        'jprobe_entry_stub',
         'hypercall',
         'irqentry_exit',
       ]),
     )
     // Ordinary kernel functions stay probeable.
-    for (const n of ['do_fork', 'kernel_clone', 'do_sys_open', 'vfs_read', 'vfs_write', 'kprobe_target'])
+    // (jprobe_call_entry too: it stands for a jprobe's entry function, ordinary code in Linux.)
+    for (const n of [
+      'do_fork',
+      'kernel_clone',
+      'do_sys_open',
+      'vfs_read',
+      'vfs_write',
+      'kprobe_target',
+      'jprobe_call_entry',
+    ])
       expect(names).not.toContain(n)
   })
 

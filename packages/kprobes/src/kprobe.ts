@@ -11,6 +11,12 @@ export type KprobePreHandler = (p: Kprobe, regs: PtRegs) => number
 export type KprobePostHandler = (p: Kprobe, regs: PtRegs, flags: number) => void
 /** A fault while single-stepping; return 1 when the handler dealt with it. */
 export type KprobeFaultHandler = (p: Kprobe, regs: PtRegs, trapnr: number) => number
+/**
+ * Linux <= 4.14: a trap that is no probe hit (jprobe_return's int3) while this
+ * probe is current on the CPU; non-zero when it restored the context (the
+ * probed instruction is then stepped as after a pre_handler that returned 0).
+ */
+export type KprobeBreakHandler = (p: Kprobe, regs: PtRegs) => number
 
 // kprobe flags
 export const KPROBE_FLAG_GONE = 1
@@ -68,6 +74,8 @@ export interface Kprobe {
   pre_handler?: KprobePreHandler | null
   post_handler?: KprobePostHandler | null
   fault_handler?: KprobeFaultHandler | null
+  /** Set by register_jprobe (longjmp_break_handler); an aggregate has one while a jprobe is among its children. */
+  break_handler?: KprobeBreakHandler | null
   /** Only KPROBE_FLAG_DISABLED may be set by the user before registering. */
   flags?: number
   nmissed?: number

@@ -4,7 +4,15 @@
 // out of line with TF, DIE_DEBUG after that step fixes up and runs the
 // post_handler, DIE_GPF/DIE_PAGE_FAULT during the step go to fault_handler.
 
-import { HC_KRETPROBE_TRAMPOLINE, type Kernel, PT_REGS, PT_REGS_SIZE, type Task } from '@probekit/kernel'
+import {
+  HC_JPROBE_ENTRY,
+  HC_KRETPROBE_TRAMPOLINE,
+  type Kernel,
+  PERCPU_TOP_OF_STACK,
+  PT_REGS,
+  PT_REGS_SIZE,
+  type Task,
+} from '@probekit/kernel'
 import { type Cpu, CpuFault, Vector } from '@probekit/x86-emu'
 import {
   archArmKprobe,
@@ -20,7 +28,14 @@ import {
 import { E2BIG, EEXIST, EILSEQ, EINVAL, ENOENT } from './errno.js'
 import { HandlerFaulted, oopsLines } from './handler-fault.js'
 import { InsnSlotCache } from './insn-slot.js'
-import { type Jprobe, jprobeArguments, MAX_STACK_SIZE } from './jprobe.js'
+import {
+  type Jprobe,
+  type JprobeCtlblk,
+  JprobeReturn,
+  jprobeArguments,
+  MAX_STACK_SIZE,
+  MIN_STACK_SIZE,
+} from './jprobe.js'
 import {
   type AggrKprobe,
   KPROBE_FLAG_DISABLED,
@@ -94,6 +109,9 @@ export class Kprobes {
   private kprobesAllDisarmed = false
   /** Registered jprobes by their kprobe. */
   private readonly jprobes = new Map<Kprobe, Jprobe>()
+  /** The jprobe part of each CPU's kprobe_ctlblk. */
+  private readonly jprobeCtlblks = new Map<number, JprobeCtlblk>()
+  private jprobeEntryRegistered = false
   /** When each outstanding instance was taken (orders instances across tasks). */
 
   private readonly boost: boolean
@@ -182,16 +200,17 @@ export class Kprobes {
       const rp = p as RegisteredKprobe
       const hashed = this.table.get(rp.addr) as RegisteredKprobe
       if (hashed === rp) {
-        if (!kprobeDisabled(rp)) this.disarmKprobe(rp, true)
+        // Out of the table first: a probe it blocked may be optimized as it is disarmed.
         this.table.delete(rp.addr)
+        if (!kprobeDisabled(rp)) this.disarmKprobe(rp, true)
         this.optimizer?.forgetKprobe(rp)
         freeSlots.push(rp.ainsn.insn)
       } else if (kprobeAggrprobe(hashed)) {
         hashed.list.splice(hashed.list.indexOf(rp), 1)
         if (hashed.list.length === 0) {
           // The last child: the aggregate (and the slot it shares) goes too.
-          if (!kprobeDisabled(hashed)) this.disarmKprobe(hashed, true)
           this.table.delete(rp.addr)
+          if (!kprobeDisabled(hashed)) this.disarmKprobe(hashed, true)
           this.optimizer?.forgetKprobe(hashed)
           freeSlots.push(hashed.ainsn.insn)
         } else {
@@ -522,6 +541,8 @@ export class Kprobes {
   register_jprobe(jp: Jprobe): number {
     if (typeof jp.entry !== 'function' || this.jprobes.has(jp.kp)) return -EINVAL
     jp.kp.pre_handler = (_p, regs) => this.setjmpPreHandler(jp, regs)
+    jp.kp.break_handler = (_p, regs) => this.longjmpBreakHandler(regs)
+    this.registerJprobeEntry()
     this.jprobes.set(jp.kp, jp)
     const ret = this.register_kprobe(jp.kp)
     if (ret !== 0) this.jprobes.delete(jp.kp)
@@ -557,29 +578,135 @@ export class Kprobes {
     return this.jprobes.has(p)
   }
 
+  /** The jprobe part of this CPU's kprobe_ctlblk. */
+  private jprobeCtlblk(cpu: number): JprobeCtlblk {
+    let ctl = this.jprobeCtlblks.get(cpu)
+    if (!ctl) {
+      ctl = {
+        jp: null,
+        savedRegs: new Uint8Array(PT_REGS_SIZE),
+        savedSp: 0,
+        stack: new Uint8Array(MAX_STACK_SIZE),
+        stackSize: 0,
+        regs: null,
+      }
+      this.jprobeCtlblks.set(cpu, ctl)
+    }
+    return ctl
+  }
+
   /**
-   * setjmp_pre_handler + longjmp_break_handler in one: save pt_regs and
-   * MIN_STACK_SIZE bytes of stack, run the mirror with the arguments, put both
-   * back (jprobe_return), and let the probed instruction be stepped as usual (0).
+   * setjmp_pre_handler: save pt_regs, the stack pointer and MIN_STACK_SIZE(sp)
+   * bytes of stack, clear IF and send the CPU to jprobe_entry_stub instead of
+   * the function (1: no single-step now; current_kprobe stays set, HIT_ACTIVE,
+   * until jprobe_return's int3 reaches longjmp_break_handler).
    */
   private setjmpPreHandler(jp: Jprobe, regs: PtRegs): number {
-    const savedRegs = new Uint8Array(PT_REGS_SIZE)
-    regs.save(savedRegs)
+    const cpu = this.handlerCpu
+    const ctl = this.jprobeCtlblk(cpu)
+    regs.save(ctl.savedRegs)
     const sp = regs.get('sp')
-    // The frame above sp (return address, the syscall frame) is at least this deep on a kernel stack.
-    const stack = this.kernel.readKernel(sp, MAX_STACK_SIZE).slice()
+    ctl.savedSp = sp
+    const top = this.kernel.readKernel64(this.kernel.sched.rq[cpu].percpu + PERCPU_TOP_OF_STACK)
+    ctl.stackSize = MIN_STACK_SIZE(sp, top)
+    ctl.stack.set(this.kernel.readKernel(sp, ctl.stackSize))
+    regs.set('flags', regs.get('flags') & ~X86_EFLAGS_IF)
+    regs.set('ip', this.kernel.symbol('jprobe_entry_stub'))
+    ctl.jp = jp
+    return 1
+  }
+
+  /** HC_JPROBE_ENTRY (jprobe_call_entry, called by jprobe_entry_stub): registered with the first jprobe. */
+  private registerJprobeEntry(): void {
+    if (this.jprobeEntryRegistered) return
+    this.jprobeEntryRegistered = true
+    this.kernel.machine.registerHypercall(HC_JPROBE_ENTRY, (c) => {
+      c.setLinear(0, this.jprobeEntry(c.id, c.getLinear(7)))
+    })
+  }
+
+  /**
+   * The stub's hypercall: run the entry of the jprobe this CPU's setjmp sent here, with the probed
+   * function's arguments from the stub's pt_regs (and the stack above its return address); returns
+   * the saved sp, which jprobe_return puts back in rsp before its int3.
+   */
+  private jprobeEntry(cpu: number, regsAddr: number): number {
+    const ctl = this.jprobeCtlblk(cpu)
+    const jp = ctl.jp
+    if (!jp) throw new Error(`jprobe_entry_stub on CPU ${cpu} with no jprobe running`)
+    const regs = this.kernel.frame(regsAddr)
+    const sp = regs.get('sp')
     const args = jprobeArguments(
       jp.entry.length,
       (r) => regs.get(r),
       (i) => this.kernel.readKernel64(sp + 8 * (i + 1)),
     )
+    const outer = ctl.regs
+    ctl.regs = regs
     try {
-      jp.entry(...args)
+      this.callHandler(
+        cpu,
+        () => {
+          try {
+            jp.entry(...args)
+          } catch (e) {
+            // jprobe_return(): the entry ends there.
+            if (!(e instanceof JprobeReturn)) throw e
+          }
+          return 0
+        },
+        jp.kp,
+        regs,
+      )
     } finally {
-      this.kernel.writeKernel(sp, stack)
-      regs.load(savedRegs)
+      ctl.regs = outer
     }
-    return 0
+    return ctl.savedSp
+  }
+
+  /**
+   * Inside a jprobe entry: the pt_regs jprobe_entry_stub built - the probed
+   * function's registers at its first instruction, with ip = jprobe_entry_stub
+   * (a stackTrace/dump_stack from them starts at the stub, then the function's
+   * caller). The stub loads them back before jprobe_return: an entry that
+   * writes them changes the CPU's registers, until longjmp_break_handler puts
+   * the saved ones back.
+   */
+  jprobe_regs(): PtRegs {
+    const regs = this.handlerCpu < 0 ? null : this.jprobeCtlblk(this.handlerCpu).regs
+    if (!regs) throw new Error('jprobe_regs: only from inside a jprobe entry')
+    return regs
+  }
+
+  /**
+   * longjmp_break_handler: the int3 between jprobe_return and
+   * jprobe_return_end, with rsp back at the saved sp (else BUG, as Linux).
+   * Restores pt_regs and the saved stack bytes; 1 = the probed instruction is
+   * now stepped as after a pre_handler that returned 0.
+   */
+  private longjmpBreakHandler(regs: PtRegs): number {
+    const ctl = this.jprobeCtlblk(this.handlerCpu)
+    const addr = regs.get('ip') - 1
+    const start = this.kernel.symbol('jprobe_return')
+    const end = this.kernel.symbol('jprobe_return_end')
+    if (!ctl.jp || addr <= start || addr >= end) return 0
+    const sp = regs.get('sp')
+    if (sp !== ctl.savedSp) {
+      const log = (line: string) => this.kernel.printk.log(this.kernel.jiffies, line)
+      log(`current sp ${hex64(sp)} does not match saved sp ${hex64(ctl.savedSp)}`)
+      log(`Saved registers for jprobe at ${this.kernel.kallsyms.format(ctl.jp.kp.addr ?? 0)}`)
+      throw new Error(`kernel BUG: jprobe sp mismatch (${hex64(sp)} != ${hex64(ctl.savedSp)})`)
+    }
+    regs.load(ctl.savedRegs)
+    this.kernel.writeKernel(ctl.savedSp, ctl.stack.subarray(0, ctl.stackSize))
+    ctl.jp = null
+    return 1
+  }
+
+  /** aggr_break_handler: the break goes to the child whose setjmp ran (kprobe_instance). */
+  private aggrBreakHandler(regs: PtRegs): number {
+    const cur = this.jprobeCtlblk(this.handlerCpu).jp?.kp
+    return cur?.break_handler ? cur.break_handler(cur, regs) : 0
   }
 
   /**
@@ -588,7 +715,7 @@ export class Kprobes {
    */
   kprobeOptimizable(p: RegisteredKprobe): boolean {
     const all = kprobeAggrprobe(p) ? p.list : [p]
-    return !all.some((c) => c.post_handler || this.jprobes.has(c))
+    return !all.some((c) => c.post_handler || c.break_handler || this.jprobes.has(c))
   }
 
   // ---------------------------------------------------------------- aggregate probes
@@ -654,6 +781,8 @@ export class Kprobes {
     ap.post_handler = ap.list.some((c) => c.post_handler)
       ? (_p, regs, flags) => this.aggrPostHandler(ap, regs, flags)
       : null
+    // ap->break_handler likewise, while a jprobe is a child (aggr_break_handler).
+    ap.break_handler = ap.list.some((c) => c.break_handler) ? (_p, regs) => this.aggrBreakHandler(regs) : null
   }
 
   /** The aggregate is disarmed only when every child is disabled. */
@@ -893,6 +1022,13 @@ export class Kprobes {
         regs.set('ip', addr)
         return true
       }
+      // No probe, a probe running (Linux <= 4.14): jprobe_return's int3 goes to its break_handler,
+      // which puts the probed function's context back; its first instruction then runs as usual.
+      const cur = kcb.current
+      if (cur?.break_handler && this.callHandler(cpu, () => cur.break_handler?.(cur, regs) ?? 0) !== 0) {
+        this.setupSingleStep(cur, regs, kcb, false)
+        return true
+      }
       return false
     }
     if (kcb.current) {
@@ -908,8 +1044,9 @@ export class Kprobes {
     this.setCurrentKprobe(p, regs, kcb)
     kcb.kprobe_status = KPROBE_HIT_ACTIVE
     if (p.pre_handler && this.callHandler(cpu, () => p.pre_handler?.(p, regs) ?? 0, p, regs) !== 0) {
-      // The handler redirected execution: no single-step, no post_handler.
-      kcb.current = null
+      // The handler redirected execution: no single-step, no post_handler. A jprobe's setjmp keeps
+      // current_kprobe for its break_handler.
+      if (!this.jprobeCtlblks.get(cpu)?.jp) kcb.current = null
       return true
     }
     // setup_detour_execution: a probe queued for optimization runs its buffer's copy of the region.

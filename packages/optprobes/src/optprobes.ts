@@ -14,7 +14,7 @@
 // written under stop_machine. Unoptimizing writes the int3 and the original
 // bytes back the same way.
 
-import { HC_OPTPROBE_CALLBACK, KERNEL_CS, type Kernel } from '@probekit/kernel'
+import { HC_OPTPROBE_CALLBACK, KERNEL_CS, type Kernel, parseBoolInt } from '@probekit/kernel'
 import {
   InsnSlotCache,
   KPROBE_FLAG_OPTIMIZED,
@@ -36,6 +36,9 @@ import {
   optimizedJump,
 } from './detour-buffer.js'
 import type { OptimizedKprobe } from './optimized-kprobe.js'
+
+/** The sysctl's /proc/sys path (the seed's appendix B: /proc/sys/debug/kprobes-optimization). */
+export const KPROBES_OPTIMIZATION_SYSCTL = 'debug/kprobes-optimization'
 
 /** Jiffies from a probe's queueing to the optimizer's run (kernel/kprobes.c OPTIMIZE_DELAY). */
 export const OPTIMIZE_DELAY = 5
@@ -80,6 +83,16 @@ export class Optprobes implements KprobeOptimizer {
     this.slots = new InsnSlotCache(this.kernel, options.slotBase ?? OPTINSN_SLOTS_BASE, MAX_OPTINSN_SIZE)
     this.kernel.machine.registerHypercall(HC_OPTPROBE_CALLBACK, (c) => this.optimizedCallback(c))
     kprobes.optimizer = this
+    // /proc/sys/debug/kprobes-optimization (sysctl debug.kprobes-optimization).
+    this.kernel.sysctls.register(KPROBES_OPTIMIZATION_SYSCTL, {
+      read: () => `${this.kprobes_optimization}\n`,
+      write: (value) => {
+        const v = parseBoolInt(value)
+        if (v < 0) return v
+        this.kprobes_optimization = v
+        return 0
+      },
+    })
     // Probes registered before we came: queue them as Linux's optimize_all_kprobes would.
     for (const p of this.hashed()) if (!kprobeDisabled(p)) this.optimizeKprobe(p)
   }

@@ -15,11 +15,13 @@ import {
   signalName,
   syscallName,
 } from '@probekit/kernel'
+import { Optprobes } from '@probekit/optprobes'
 import { CliError } from '../cli-error.js'
 import { readGuestImage } from '../guest-image.js'
 import { hostDirectory } from '../host-directory.js'
 import { describeWriteError, writeHost } from '../host-write.js'
 import type { CliIo } from '../io.js'
+import { applySysctls, detoursListing, parseSysctl } from '../optprobes-report.js'
 import { parseSize } from '../parse-size.js'
 import { type ArmedProbes, armProbes, missedReturns, parseDefinitions } from '../probes.js'
 import { StraceEngine } from '../strace/strace-engine.js'
@@ -40,6 +42,12 @@ export interface RunOptions {
   probe: string[]
   /** Where trace lines go (default: stderr). */
   trace?: string
+  /** sysctl NAME=VALUE settings, applied once the probes are in place (debug.kprobes_optimization). */
+  sysctl?: string[]
+  /** Print debugfs kprobes/list at the end. */
+  kprobesList?: boolean
+  /** Print each kernel probe's detour buffer beside its patched bytes at the end. */
+  detours?: boolean
   /** Trace system calls as strace -f does. */
   strace?: boolean
   /** Where strace lines go (default: stderr). */
@@ -77,6 +85,7 @@ function guestPath(program: string): string {
 export function runCommand(program: string, args: readonly string[], options: RunOptions, io: CliIo): number {
   const cpus = positiveInt(options.cpus, '--cpus', NR_CPUS)
   const probeDefs = parseDefinitions(options.probe)
+  const sysctls = (options.sysctl ?? []).map(parseSysctl)
   const budget = positiveInt(options.maxInstructions, '--max-instructions', Number.MAX_SAFE_INTEGER)
   const memorySize = parseSize(options.memory ?? '256M', '--memory', 16 * MIB, 2048 * MIB)
   if (options.trace && probeDefs.length === 0)
@@ -167,6 +176,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   // reader has gone, a full disk) the run has no point and stops here.
   let traceError = 0
   let armed: ArmedProbes | null = null
+  let optprobes: Optprobes | null = null
   const emit = (line: string) => {
     if (straceError !== 0)
       throw new CliError(
@@ -182,7 +192,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   }
   if (probeDefs.length > 0) {
     const kprobeDefs = probeDefs.filter((d): d is KprobeDefinition => !isUprobeDefinition(d))
-    if (kprobeDefs.length > 0) armed = armProbes(kernel, kprobeDefs, emit)
+    if (kprobeDefs.length > 0) {
+      armed = armProbes(kernel, kprobeDefs, emit)
+      // CONFIG_OPTPROBES: each kernel probe is an int3 probe first, then a jump where it can be one.
+      optprobes = new Optprobes(armed.kprobes)
+    }
     // uprobe_register: the user probes go into every process that maps their files from now on (the
     // program's own text as spawn maps it, before its first instruction; libraries as ld.so maps them).
     if (uprobes.length > 0) armUprobes(kernel, uprobes, emit)
@@ -195,6 +209,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       }
     }
   }
+  applySysctls(
+    kernel,
+    sysctls,
+    optprobes ? '' : '; debug.kprobes_optimization is there when the run has kernel probes (-p)',
+  )
   // strace's lines are probekit's own output too: a write that fails stops the run.
   let straceFd = 2
   let straceError = 0
@@ -248,6 +267,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     )
   if (armed)
     for (const line of missedReturns(armed)) io.stderr.write(`${io.colors.yellow('probekit:')} ${line}\n`)
+  if (options.kprobesList) io.stderr.write(armed ? armed.kprobes.debugfsList() : '')
+  if (options.detours && armed && optprobes) {
+    const addrs = [...new Set(armed.kprobes.probes().map((p) => p.addr))]
+    io.stderr.write(detoursListing(kernel, optprobes, addrs, io.colors))
+  }
   // What the emulated machine lacks is reported by name, never silently.
   for (const [nr, count] of kernel.unimplemented) {
     io.stderr.write(

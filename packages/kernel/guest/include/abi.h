@@ -118,6 +118,7 @@
 #define HC_SEND_SIGNAL		0x121	/* sig, struct kernel_siginfo *, task, type -> 0 */
 #define HC_EXIT_REPORT		0x123	/* exit_code -> the code to exit with (tracers may change it, or hold the task) */
 #define HC_OOM_SELECT		0x122	/* struct oom_control *: select_bad_process fills chosen (0: none, -1: abort) and the victim's sizes */
+#define HC_JPROBE_ENTRY		0x125	/* [ext] regs (the probed function's, from jprobe_entry_stub) -> the sp jprobe_return goes back to */
 #define FDPUT_FPUT		1	/* __fdget's low bit: fdput must fput */
 
 /* HC_EXCEPTION's 4th argument (r10) [ext] */

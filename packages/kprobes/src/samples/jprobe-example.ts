@@ -1,7 +1,7 @@
 // The seeds' jprobe example: a proxy with do_fork's arguments prints them.
 
 import type { Kernel } from '@probekit/kernel'
-import type { Jprobe } from '../jprobe.js'
+import { type Jprobe, jprobe_return } from '../jprobe.js'
 import type { Kprobes } from '../kprobes.js'
 
 const hex = (v: number) => BigInt.asUintN(64, BigInt(v)).toString(16)
@@ -11,7 +11,8 @@ export function jprobeExample(kernel: Kernel, kprobes: Kprobes) {
   // Proxy routine having the same arguments as the actual do_fork() routine
   const jdoFork = (cloneFlags: number, _stackStart: number, regs: number, stackSize: number) => {
     printk(`jprobe: clone_flags=0x${hex(cloneFlags)}, stack_size=0x${hex(stackSize)}, regs=0x${hex(regs)}`)
-    // Returning is jprobe_return(): do_fork then runs untouched.
+    // Always end with a call to jprobe_return(): do_fork then runs untouched.
+    jprobe_return()
   }
   const myJprobe: Jprobe = { kp: {}, entry: jdoFork }
   return {

@@ -20,4 +20,10 @@ struct pt_regs;
 void kretprobe_trampoline(void);
 asmlinkage void *trampoline_handler(struct pt_regs *regs);
 
+/* The jprobe entry stub and jprobe_return's int3 (asm), and the stub's C half. */
+void jprobe_entry_stub(void);
+void jprobe_return(void);
+void jprobe_return_end(void);
+asmlinkage unsigned long jprobe_call_entry(struct pt_regs *regs);
+
 #endif

@@ -16,6 +16,7 @@ import { showMounts } from './mounts.js'
 import { PidDirectory } from './pid-dir.js'
 import { ProcDirectory } from './proc-directory.js'
 import { SeqFile } from './seq-file.js'
+import { ProcSysDirectory } from './sys-dir.js'
 
 export class ProcRoot extends ProcDirectory {
   private readonly fixed: [string, Inode][]
@@ -33,6 +34,7 @@ export class ProcRoot extends ProcDirectory {
       ['kallsyms', new SeqFile(() => showKallsyms(kernel.kallsyms))],
       ['meminfo', new SeqFile(() => showMeminfo(kernel.machine))],
       ['mounts', new SeqFile(showMounts)],
+      ['sys', new ProcSysDirectory(this, kernel, '')],
     ]
   }
 

@@ -38,7 +38,7 @@ export class SeqFile implements Inode {
   }
 
   /** No write operation: vfs_write's EINVAL. */
-  write(): number {
+  write(_f: OpenFile, _data: Uint8Array): number {
     return -EINVAL
   }
 }
