@@ -63,7 +63,7 @@ export function detoursListing(
     out += `${where}: ${jumped ? 'optimized: the text jumps to the detour buffer' : `${buf.state}: still the int3 (the buffer is ready)`}\n`
     out += `${renderListing(disassemble(decode, patched, addr).instructions, colors)}\n`
     if (jumped && buf.size > 5)
-      out += `(then ${buf.size - 5} bytes left of the replaced instructions, never run while the jump is there)\n`
+      out += `(then ${buf.size - 5} byte${buf.size - 5 === 1 ? '' : 's'} left of the replaced instructions, never run while the jump is there)\n`
     out += `detour buffer at ${formatAddress(buf.address)}, ${buf.bytes.length} bytes (the copies of the ${buf.size} replaced bytes from +${buf.copyOffset}):\n`
     out += `${renderListing(disassemble(decode, buf.bytes, buf.address).instructions, colors)}\n`
   }

@@ -54,7 +54,7 @@ describe('probekit run', () => {
 })
 
 describe('probekit demo', () => {
-  it("boots the kernel, shows do_fork, runs the seeds' kprobe, jprobe, kretprobe and uprobe examples on the bundled programs", () => {
+  it("boots the kernel, shows do_fork, runs the seeds' kprobe, jprobe, kretprobe and uprobe examples on the bundled programs, and an optimized kprobe", () => {
     const r = spawnSync(process.execPath, [bin, 'demo'], {
       encoding: 'utf8',
       env: { ...process.env, NO_COLOR: '1' },
@@ -75,6 +75,13 @@ describe('probekit demo', () => {
     expect(r.stdout).toMatch(
       /Registering uprobe on pid 1, vaddr (0x[0-9a-f]+)\n(Hit #\d on probepoint at \1\n){5}Unregistering uprobe on pid 1, vaddr \1\nProbepoint was hit 5 times\n/,
     )
+    // Jump optimization: an int3 probe first, [OPTIMIZED] after the optimizer, the jmp and its buffer.
+    expect(r.stdout).toMatch(
+      / {2}k {2}do_sys_open\+0x0\s*\n.*\n[0-9a-f]{16} {2}k {2}do_sys_open\+0x0 {4}\[OPTIMIZED\]\n/,
+    )
+    expect(r.stdout).toMatch(/ffffffff[0-9a-f]{8} {2}e9 [0-9a-f ]{11} {2}jmp 0xffffffffa04[0-9a-f]{5}/)
+    expect(r.stdout).toMatch(/vmcall/)
+    expect(r.stdout).toMatch(/fileio exit status 0; do_sys_open hit [1-9]\d* times through the jump/)
   })
 })
 

@@ -1,18 +1,21 @@
 // probekit demo: what the stack can show today, on the bundled programs.
 // It boots the guest kernel, shows do_fork as kallsyms and the decoder see
 // it in the real image, then runs the seeds' kprobe, jprobe and kretprobe
-// examples while bundled programs fork and open files, and the seeds'
-// uprobe example on its target (myprog's myfunc).
+// examples while bundled programs fork and open files, the seeds'
+// uprobe example on its target (myprog's myfunc), and a kprobe that jump
+// optimization turns into a jmp to a detour buffer.
 
 import { readFileSync } from 'node:fs'
 import { Kernel, parseElf, readSymbols } from '@probekit/kernel'
 import { jprobeExample, Kprobes, kprobeExample, kretprobeExample } from '@probekit/kprobes'
+import { Optprobes } from '@probekit/optprobes'
 import { uprobeExample, uprobesOf } from '@probekit/uprobes'
 import { decode, formatLinear } from '@probekit/x86-emu'
 import { disassemble } from '../disassembly/disassemble.js'
 import { renderListing } from '../disassembly/render-listing.js'
 import { readGuestImage } from '../guest-image.js'
 import type { CliIo } from '../io.js'
+import { detoursListing } from '../optprobes-report.js'
 
 function fixture(name: string): Uint8Array {
   return new Uint8Array(readFileSync(new URL(`../../../kernel/fixtures/bin/${name}`, import.meta.url)))
@@ -102,5 +105,34 @@ export function demoCommand(io: CliIo): number {
   say(io.colors.dim('myprog printed:'))
   say(out.join('').trimEnd())
   say(io.colors.dim(`exit status ${r.exit?.status}`))
+
+  head(
+    "6. Jump optimization (the seeds' 1.4): a kprobe on do_sys_open, an int3 first, then a jmp to a detour buffer:",
+  )
+  const k4 = new Kernel({ image: readGuestImage(), cpus: 2, stdout: () => {} })
+  k4.vfs.writeFile('/bin/fileio', fixture('fileio'))
+  k4.boot()
+  const kprobes4 = new Kprobes(k4)
+  const optprobes = new Optprobes(kprobes4)
+  let opens = 0
+  const openProbe = {
+    symbol_name: 'do_sys_open',
+    pre_handler: () => {
+      opens++
+      return 0
+    },
+  }
+  kprobes4.register_kprobe(openProbe)
+  say(io.colors.dim('debugfs kprobes/list just after register_kprobe:'))
+  say(kprobes4.debugfsList().trimEnd())
+  // The kprobe-optimizer's delayed work, run now (it would run from the timer OPTIMIZE_DELAY jiffies later).
+  optprobes.wait_for_kprobe_optimizer()
+  say(io.colors.dim('after the kprobe-optimizer ran:'))
+  say(kprobes4.debugfsList().trimEnd())
+  say(detoursListing(k4, optprobes, [k4.symbol('do_sys_open')], io.colors).trimEnd())
+  k4.spawn('/bin/fileio', ['/bin/fileio', '/tmp'])
+  r = k4.run(500_000_000)
+  kprobes4.unregister_kprobe(openProbe)
+  say(io.colors.dim(`fileio exit status ${r.exit?.status}; do_sys_open hit ${opens} times through the jump`))
   return 0
 }
