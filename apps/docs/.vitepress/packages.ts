@@ -30,13 +30,13 @@ export const documentedPackages: readonly DocumentedPackage[] = [
   {
     dir: 'utrace',
     name: '@probekit/utrace',
-    status: 'planned',
+    status: 'available',
     summary: 'Per-thread tracing engines: quiesce, clone, exec, exit, signal and syscall events.',
   },
   {
     dir: 'uprobes',
     name: '@probekit/uprobes',
-    status: 'planned',
+    status: 'in progress',
     summary: 'User-space probes over utrace: XOL area, copy-on-write text, delayed (un)registration.',
   },
   {
@@ -49,7 +49,7 @@ export const documentedPackages: readonly DocumentedPackage[] = [
   {
     dir: 'optprobes',
     name: '@probekit/optprobes',
-    status: 'planned',
+    status: 'in progress',
     summary: 'Jump optimization for kprobes: a 5-byte jmp to a detour buffer instead of int3.',
   },
   {
