@@ -4,49 +4,81 @@
 // point) are parsed here too and armed by uprobe-events.ts.
 
 import {
+  EEXIST,
+  EINVAL,
+  ENOENT,
+  entryArgNumbers,
+  errnoName,
+  type FetchContext,
   fetchArg,
+  formatProbeDefinition,
+  functionArgument,
+  imageKallsyms,
+  type Kallsyms,
   type Kernel,
   type KprobeDefinition,
+  kallsymsSizeOffset,
+  PROBE_ERRORS,
   type ProbeDefinition,
   ProbeSyntaxError,
   type PtRegsFrame,
+  parseElf,
   parseProbeDefinition,
   traceLine,
 } from '@probekit/kernel'
-import { type Kprobe, Kprobes, type Kretprobe } from '@probekit/kprobes'
+import { EILSEQ, type Kprobe, Kprobes, type Kretprobe, recoverInstruction } from '@probekit/kprobes'
+import { tryDecode } from '@probekit/x86-emu'
 import { CliError } from './cli-error.js'
+import { readGuestImage } from './guest-image.js'
 
 /** The group of an event defined without one, as tracefs names it (kprobe_events, uprobe_events). */
 const DEFAULT_GROUPS = new Set(['kprobes', 'uprobes'])
 
+/** register_kprobe's failures, as trace_kprobe_create_internal logs them (and why, for the errno). */
 const REASONS: Record<number, string> = {
-  [-2]: 'no such kernel symbol',
-  [-22]: 'this address cannot be probed (outside kernel text, blacklisted, or an instruction kprobes refuse)',
-  [-84]: 'not on an instruction boundary',
-  [-17]: 'a probe of this kind is already there',
+  [-ENOENT]: `${PROBE_ERRORS.BAD_PROBE_ADDR} (ENOENT)`,
+  [-EINVAL]: `${PROBE_ERRORS.FAIL_REG_PROBE} (EINVAL: outside kernel text, blacklisted, or an instruction kprobes refuse)`,
+  [-EILSEQ]: `${PROBE_ERRORS.BAD_INSN_BNDRY} (EILSEQ)`,
+  [-EEXIST]: `${PROBE_ERRORS.FAIL_REG_PROBE} (EEXIST: a probe of this kind is already there)`,
 }
+
+/** The line each parsed definition came from, so arming can read it again with the kernel's symbols. */
+const SOURCE = new WeakMap<ProbeDefinition, string>()
+
+/** A definition tracefs would refuse: its error_log text, the column of its caret, and what it names. */
+function badDefinition(line: string, e: ProbeSyntaxError): CliError {
+  const why = e.detail ? `: ${e.detail}${e.errno !== EINVAL ? ` (${errnoName(e.errno)})` : ''}` : ''
+  return new CliError(`bad probe definition '${line}': ${e.message} (column ${e.position + 1})${why}`)
+}
+
+function parseLine(line: string, kallsyms?: Kallsyms): ReturnType<typeof parseProbeDefinition> {
+  try {
+    return parseProbeDefinition(line, { kallsyms })
+  } catch (e) {
+    if (e instanceof ProbeSyntaxError) throw badDefinition(line, e)
+    throw e
+  }
+}
+
+let guestKallsyms: Kallsyms | undefined
 
 /**
  * Parse every definition first, so a typo stops the run before anything
- * starts. A second event of a name in its group is refused as tracefs
- * refuses it (EEXIST).
+ * starts, with the guest kernel's symbols (or the ones given) for the checks
+ * tracefs makes through kallsyms. A second event of a name in its group is
+ * refused as tracefs refuses it (EEXIST).
  */
-export function parseDefinitions(lines: readonly string[]): ProbeDefinition[] {
+export function parseDefinitions(lines: readonly string[], kallsyms?: Kallsyms): ProbeDefinition[] {
   const events = new Set<string>()
+  if (!kallsyms && lines.length > 0) kallsyms = guestKallsyms ??= imageKallsyms(parseElf(readGuestImage()))
   return lines.map((line) => {
-    let d: ReturnType<typeof parseProbeDefinition>
-    try {
-      d = parseProbeDefinition(line)
-    } catch (e) {
-      if (e instanceof ProbeSyntaxError)
-        throw new CliError(`bad probe definition '${line}': ${e.message} (column ${e.position + 1})`)
-      throw e
-    }
+    const d = parseLine(line, kallsyms)
     if (d.kind === '-') throw new CliError(`'${line}': deleting an event makes no sense on the command line`)
     const name = DEFAULT_GROUPS.has(d.group) ? d.event : `${d.group}/${d.event}`
     if (events.has(`${d.group}/${d.event}`))
       throw new CliError(`-p '${line}': event ${name} already exists (EEXIST)`)
     events.add(`${d.group}/${d.event}`)
+    SOURCE.set(d, line)
     return d
   })
 }
@@ -57,7 +89,32 @@ export interface ArmedProbes {
   returnProbes: Map<string, Kretprobe>
 }
 
-/** Arm the kernel probes on a booted kernel; every hit calls emit(line). */
+const hex = (n: number) => `0x${BigInt.asUintN(64, BigInt(n)).toString(16)}`
+
+/** can_probe's walk: decoding from the function's start, is addr where an instruction starts? */
+function onInstructionBoundary(kernel: Kernel, kprobes: Kprobes, start: number, addr: number): boolean {
+  let a = start
+  while (a < addr) {
+    const insn = tryDecode(
+      recoverInstruction(kernel, a, (x) => kprobes.get_kprobe(x)),
+      a,
+    )
+    if (insn instanceof Error) return false
+    a += insn.length
+  }
+  return a === addr
+}
+
+/**
+ * Arm the kernel probes on a booted kernel; every hit calls emit(line). Each
+ * definition is read again with the kernel's symbols, so what tracefs refuses
+ * through kallsyms (an unknown or ambiguous symbol, a return probe off a
+ * function entry, $argN off one, an unknown @SYM) is refused here, and the
+ * probe point is judged as register_kprobe judges it: SYM+OFFS is an address,
+ * past SYM's end it is the next function's (a function entry if it is that
+ * function's first byte), and in the alignment padding after a function's
+ * last instruction it is accepted on an instruction boundary and never fires.
+ */
 export function armProbes(
   kernel: Kernel,
   defs: readonly KprobeDefinition[],
@@ -65,15 +122,46 @@ export function armProbes(
 ): ArmedProbes {
   const kprobes = new Kprobes(kernel)
   const returnProbes = new Map<string, Kretprobe>()
-  for (const d of defs) {
-    const place =
-      'address' in d.target
-        ? { addr: Number(BigInt.asIntN(64, d.target.address)) }
-        : { symbol_name: d.target.symbol, offset: d.target.offset }
-    const record = (regs: PtRegsFrame, where: string) => {
+  const ks = kernel.kallsyms
+  const log = (text: string) => kernel.printk.log(kernel.jiffies, text)
+  for (const parsed of defs) {
+    const line = SOURCE.get(parsed) ?? formatProbeDefinition(parsed)
+    const d = parseLine(line, ks) as KprobeDefinition
+    const t = d.target
+    const what = 'address' in t ? hex(Number(BigInt.asIntN(64, t.address))) : `${t.symbol}+${t.offset}`
+    const fail = (reason: string): never => {
+      throw new CliError(`cannot place probe ${d.event} at ${what}: ${reason}`)
+    }
+    // A module's symbol waits for the module to load (trace_kprobe_module_exist); this kernel has none.
+    if ('symbol' in t && t.module !== undefined) {
+      log('trace_kprobe: This probe might be able to register after target module is loaded. Continue.')
+      continue
+    }
+    const addr =
+      'address' in t ? Number(BigInt.asIntN(64, t.address)) : (ks.lookupName(t.symbol) as number) + t.offset
+    const at = kallsymsSizeOffset(ks, addr)
+    if (!at) return fail(`${PROBE_ERRORS.BAD_PROBE_ADDR} (ENOENT: ${hex(addr)} is outside the kernel image)`)
+    const fn = at.symbol
+    // register_kretprobe: kprobe_on_func_entry (a symbol's was checked while parsing).
+    if (d.kind === 'r' && at.offset !== 0)
+      return fail(`${PROBE_ERRORS.FAIL_REG_PROBE} (EINVAL: ${what} is not a function entry)`)
+    if ((fn.type === 't' || fn.type === 'T') && fn.size > 0 && at.offset >= fn.size) {
+      // Past fn's last instruction, in the padding kallsyms counts as fn's: can_probe decodes
+      // through it, and nothing ever executes there.
+      if (kprobes.within_kprobe_blacklist(fn.address))
+        return fail(`${PROBE_ERRORS.FAIL_REG_PROBE} (EINVAL: ${fn.name} is blacklisted)`)
+      if (!onInstructionBoundary(kernel, kprobes, fn.address, addr))
+        return fail(`${PROBE_ERRORS.BAD_INSN_BNDRY} (EILSEQ)`)
+      log(
+        `probekit: ${d.event} at ${what} is past ${fn.name}'s last instruction (${fn.name} is ${hex(fn.size)} bytes), in its alignment padding: placed as Linux places it, it never fires`,
+      )
+      continue
+    }
+    const place = 'address' in t ? { addr } : { symbol_name: t.symbol, offset: t.offset }
+    const record = (regs: PtRegsFrame, where: string, entryArgs?: ReadonlyMap<number, bigint>) => {
       const cpu = kernel.machine.cpus[kprobes.smp_processor_id()]
       const task = kernel.current(cpu)
-      const ctx = { kernel, regs, task }
+      const ctx: FetchContext = { kernel, regs, task, entryArgs }
       emit(
         traceLine({
           comm: task.comm,
@@ -92,29 +180,43 @@ export function armProbes(
         ...place,
         pre_handler: (_p, regs) => {
           // The trap leaves ip after the int3: report the probed address.
-          record(regs, kernel.kallsyms.format(regs.get('ip') - 1))
+          record(regs, ks.format(regs.get('ip') - 1))
           return 0
         },
       }
       ret = kprobes.register_kprobe(kp)
     } else {
-      const fn = 'symbol_name' in place ? place.symbol_name : ''
+      // print_kretprobe_event: the function by name (%ps of the probed address).
+      const fnName = fn.name
+      // $argN at a return probe: saved by an entry handler (store_trace_entry_data), 8 bytes each.
+      const saved = entryArgNumbers(d.args)
       const rp: Kretprobe = {
         kp: { ...place },
         maxactive: d.maxactive,
+        data_size: 8 * saved.length,
+        entry_handler:
+          saved.length === 0
+            ? null
+            : (ri, regs) => {
+                const cpu = kernel.machine.cpus[kprobes.smp_processor_id()]
+                const ctx = { kernel, regs, task: kernel.current(cpu) }
+                const view = new DataView(ri.data.buffer, ri.data.byteOffset, ri.data.byteLength)
+                saved.forEach((n, i) => {
+                  view.setBigUint64(8 * i, functionArgument(ctx, n), true)
+                })
+                return 0
+              },
         handler: (ri, regs) => {
-          record(regs, `${kernel.kallsyms.format(ri.ret_addr)} <- ${fn}`)
+          const view = new DataView(ri.data.buffer, ri.data.byteOffset, ri.data.byteLength)
+          const entryArgs = new Map(saved.map((n, i) => [n, view.getBigUint64(8 * i, true)]))
+          record(regs, `${ks.format(ri.ret_addr)} <- ${fnName}`, entryArgs)
           return 0
         },
       }
       ret = kprobes.register_kretprobe(rp)
-      returnProbes.set(d.event, rp)
+      if (ret === 0) returnProbes.set(d.event, rp)
     }
-    if (ret !== 0) {
-      const what =
-        'address' in d.target ? `0x${d.target.address.toString(16)}` : `${d.target.symbol}+${d.target.offset}`
-      throw new CliError(`cannot place probe ${d.event} at ${what}: ${REASONS[ret] ?? `error ${ret}`}`)
-    }
+    if (ret !== 0) return fail(REASONS[ret] ?? `${PROBE_ERRORS.FAIL_REG_PROBE} (${errnoName(ret)})`)
   }
   return { kprobes, returnProbes }
 }

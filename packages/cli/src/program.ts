@@ -131,7 +131,7 @@ function createProgram(io: CliIo): Command {
     .passThroughOptions()
     .addHelpText(
       'after',
-      "\nExamples:\n  probekit run --cpus 2 -- ./hello\n  probekit run --strace -e trace=openat,read -- /usr/bin/cat /etc/hostname\n  probekit run -p 'p:myprobe do_sys_open dfd=%di filename=+0(%si):string' -p 'r do_sys_open ret=$retval:s64' -- ./prog\n  probekit run -p 'p ./prog:myfunc x=%di:s64' -p 'r ./prog:myfunc ret=$retval:s64' -- ./prog",
+      "\nExamples:\n  probekit run --cpus 2 -- ./hello\n  probekit run --strace -e trace=openat,read -- /usr/bin/cat /etc/hostname\n  probekit run -p 'p:myprobe do_sys_open dfd=$arg1:s32 filename=+0($arg2):ustring' -p 'r do_sys_open ret=$retval:s64' -- ./prog\n  probekit run -p 'p ./prog:myfunc x=%di:s64' -p 'r ./prog:myfunc ret=$retval:s64' -- ./prog",
     )
     .action((prog: string, args: string[], options: RunOptions) => {
       exitCode = runCommand(prog, args, options, io)

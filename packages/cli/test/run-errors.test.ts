@@ -125,7 +125,10 @@ describe('probekit run: arguments it refuses, each with one line and exit 2', ()
 
   it('a probe that cannot be placed leaves no trace file behind', () => {
     const trace = join(dir, 'never.txt')
-    oneLineError(run('-p', 'p:foo no_such_function', '--trace', trace, hello), /no such kernel symbol/)
+    oneLineError(
+      run('-p', 'p:foo no_such_function', '--trace', trace, hello),
+      /Invalid probed address or symbol \(column 7\): no kernel symbol 'no_such_function'/,
+    )
     expect(existsSync(trace)).toBe(false)
   })
 })

@@ -90,7 +90,7 @@ describe('probekit run -p (kernel probes in kprobe_events syntax)', () => {
     const trace = join(mkdtempSync(join(tmpdir(), 'probekit-trace-')), 'trace.txt')
     const r = run(
       '-p',
-      'p:myprobe do_sys_open dfd=%di:s32 filename=+0(%si):string',
+      'p:myprobe do_sys_open dfd=%di:s32 filename=+0(%si):ustring',
       '-p',
       'r:myret do_sys_open ret=$retval:s64',
       '-p',
@@ -117,13 +117,15 @@ describe('probekit run -p (kernel probes in kprobe_events syntax)', () => {
     expect(r).toEqual({
       code: 2,
       stdout: '',
-      stderr: "probekit: bad probe definition 'p do_fork x=%xyz': unknown register '%xyz' (column 13)\n",
+      stderr: "probekit: bad probe definition 'p do_fork x=%xyz': Invalid register name (column 13)\n",
     })
   })
 
   it('rejects an unknown symbol', () => {
     const r = run('-p', 'p nosuchfn', '--', fileURLToPath(new URL('bin/hello', fixtures)))
     expect(r.code).toBe(2)
-    expect(r.stderr).toBe('probekit: cannot place probe p_nosuchfn_0 at nosuchfn+0: no such kernel symbol\n')
+    expect(r.stderr).toBe(
+      "probekit: bad probe definition 'p nosuchfn': Invalid probed address or symbol (column 3): no kernel symbol 'nosuchfn'\n",
+    )
   })
 })

@@ -267,9 +267,9 @@ describe('probekit run -p, uprobe errors: one line, exit 2, nothing run', () => 
     const def = `p ${MYPROG}:myfunc x=$retval`
     oneLine(
       run(['-p', def, '--', hello]),
-      `bad probe definition '${def}': $retval is only valid on a return probe (column ${def.indexOf('$') + 1})`,
+      `bad probe definition '${def}': $retval is not available on probe (column ${def.indexOf('$') + 1})`,
     )
-    oneLine(run(['-p', `p ${MYPROG}:myfunc x=@jiffies`, '--', hello]), /a uprobe cannot read a kernel symbol/)
+    oneLine(run(['-p', `p ${MYPROG}:myfunc x=@jiffies`, '--', hello]), /Symbol is not available with uprobe/)
     oneLine(run(['-p', `r4 ${MYPROG}:myfunc`, '--', hello]), /MAXACTIVE is only for kernel return probes/)
     oneLine(run(['-p', `p ${MYPROG}`, '--', hello]), /a uprobe is PATH:OFFSET or PATH:SYMBOL\[\+OFFS\]/)
   })

@@ -71,14 +71,7 @@ export function loadGuestImage(machine: Machine, bytes: Uint8Array): GuestImage 
   for (let f = 0; f < mem.frameCount; f++) {
     kernelSpace.map(PAGE_OFFSET + f * 4096, f, { writable: true, nx: true, global: true })
   }
-  const kallsyms = Kallsyms.fromElf(symbols, (s) => {
-    const sec = elf.sections[s.shndx]
-    if (!sec || s.shndx === 0 || s.shndx >= 0xff00) return null
-    if ((sec.flags & 4) !== 0) return 't' // SHF_EXECINSTR
-    if (sec.type === 8) return 'b'
-    if ((sec.flags & 1) !== 0) return 'd' // SHF_WRITE
-    return 'r'
-  })
+  const kallsyms = imageKallsyms(elf, symbols)
   return {
     elf,
     symbols,
@@ -89,6 +82,18 @@ export function loadGuestImage(machine: Machine, bytes: Uint8Array): GuestImage 
     blacklist: readBlacklist(elf),
     kernelSpace,
   }
+}
+
+/** The image's kallsyms (from its .symtab), without loading it: what a probe definition is checked against. */
+export function imageKallsyms(elf: ElfFile, symbols: readonly ElfSymbol[] = readSymbols(elf)): Kallsyms {
+  return Kallsyms.fromElf(symbols, (s) => {
+    const sec = elf.sections[s.shndx]
+    if (!sec || s.shndx === 0 || s.shndx >= 0xff00) return null
+    if ((sec.flags & 4) !== 0) return 't' // SHF_EXECINSTR
+    if (sec.type === 8) return 'b'
+    if ((sec.flags & 1) !== 0) return 'd' // SHF_WRITE
+    return 'r'
+  })
 }
 
 function readExceptionTable(elf: ElfFile): ExceptionTableEntry[] {

@@ -4,8 +4,11 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import {
+  copyFromUser,
   fetchArg,
+  functionArgument,
   Kernel,
+  type KernelSymbol,
   type ProbeDefinition,
   PtRegsFrame,
   parseProbeDefinition,
@@ -27,6 +30,8 @@ function setup() {
   return { k, task, regs }
 }
 
+const BANNER = 'Linux version 0.0.0-probekit (guest kernel image, gcc -O2)\n'
+
 const args = (line: string) => (parseProbeDefinition(line) as ProbeDefinition).args
 
 describe('fetch args', () => {
@@ -41,20 +46,151 @@ describe('fetch args', () => {
     expect(out).toEqual(['a=-2', 'b=254', 'c=0xfffe', `d=0x${sp.toString(16)}`, 'e=2', 'f=42', 'g="hello"'])
   })
 
-  it('dereferences user and kernel memory; strings; faults print (fault)', () => {
+  it('dereferences kernel memory; strings; faults print (fault)', () => {
     const { k, task, regs } = setup()
     const ctx = { kernel: k, regs, task }
+    const first = k.readKernel(k.kallsyms.lookupName('do_fork') as number, 1)[0]
     const out = args(
-      'p do_fork argv0=+0(+8($stack)):string argv1=+0(+16($stack)):string byte=@do_fork:x8 bad=+0(\\16):u64 badstr=+0(\\8):string',
+      'p do_fork byte=@do_fork:x8 banner=@linux_banner:string bad=+0(\\16):u64 badstr=+0(\\8):string',
     ).map((a) => fetchArg(ctx, a))
-    expect(out).toEqual(['argv0="hello"', 'argv1="world"', 'byte=0x55', 'bad=(fault)', 'badstr=(fault)'])
+    expect(out).toEqual([
+      `byte=0x${first.toString(16)}`,
+      `banner="${BANNER}"`,
+      'bad=(fault)',
+      'badstr=(fault)',
+    ])
+  })
+
+  it('kernel reads refuse user addresses and user reads kernel ones, as on x86-64 (use +u or :ustring)', () => {
+    const { k, task, regs } = setup()
+    regs.set('di', k.kallsyms.lookupName('linux_banner') as number)
+    const ctx = { kernel: k, regs, task }
+    // The initial user stack: argc at %sp, then argv[0], argv[1], NULL.
+    const out = args(
+      'p do_fork k=+0(+8($stack)):string ku=+0(+u8($stack)):string uu=+u0(+u8($stack)):string us=+0(+u8($stack)):ustring uk=+u0(%di):string ukn=+u0(%di):u8 kk=+0(%di):ustring',
+    ).map((a) => fetchArg(ctx, a))
+    expect(out).toEqual([
+      'k=(fault)',
+      'ku=(fault)',
+      'uu="hello"',
+      'us="hello"',
+      'uk=(fault)',
+      'ukn=(fault)',
+      'kk=(fault)',
+    ])
+  })
+
+  it('$argN: %di %si %dx %cx %r8 %r9, then the stack above the return address; at a return, the saved ones', () => {
+    const { k, task, regs } = setup()
+    const ctx = { kernel: k, regs, task }
+    regs.set('di', -100)
+    regs.set('dx', 0x8000)
+    regs.set('cx', 0o644)
+    regs.set('r8', 5)
+    regs.set('r9', 6)
+    // At _start %sp holds argc, so "$arg7" (%sp+8) is argv[0] and $arg8 argv[1].
+    const argv0 = BigInt(regs.get('sp') + 8)
+    const entry = args(
+      'p do_sys_open dfd=$arg1:s32 flags=$arg3:x32 mode=$arg4:u16 $arg5:u8 $arg6 $arg7 +0($arg7):ustring a8=+0($arg8):ustring',
+    )
+    const argv0Value = new DataView(copyFromUser(task.mm, Number(argv0), 8).buffer).getBigUint64(0, true)
+    expect(entry.map((a) => fetchArg(ctx, a))).toEqual([
+      'dfd=-100',
+      'flags=0x8000',
+      'mode=420',
+      'arg4=5',
+      'arg5=0x6',
+      `arg6=0x${argv0Value.toString(16)}`,
+      'arg7="hello"',
+      'a8="world"',
+    ])
+    // A return probe reads them as its entry handler saved them (functionArgument at entry).
+    const saved = new Map([
+      [1, functionArgument(ctx, 1)],
+      [7, functionArgument(ctx, 7)],
+    ])
+    regs.set('di', 0)
+    regs.set('ax', 3)
+    const ret = args('r do_sys_open dfd=$arg1:s32 name=+0($arg7):ustring ret=$retval:s64 $arg2')
+    expect(ret.map((a) => fetchArg({ ...ctx, entryArgs: saved }, a))).toEqual([
+      'dfd=-100',
+      'name="hello"',
+      'ret=3',
+      'arg4=0x0',
+    ])
+  })
+
+  it('types: char, symbol, symstr, bitfields, immediate strings, $COMM', () => {
+    const { k, task, regs } = setup()
+    const ks = k.kallsyms
+    const doFork = ks.symbol('do_fork') as KernelSymbol
+    const size = `0x${doFork.size.toString(16)}`
+    regs.set('di', doFork.address + 4)
+    regs.set('si', -2)
+    regs.set('ax', 0x11)
+    const ctx = { kernel: k, regs, task }
+    // "Linux" is 4c 69 6e 75 78: the dword at linux_banner is 0x756e694c.
+    const out = args(
+      'p do_fork c=@linux_banner:char c4=@linux_banner+4:char d=+4(@linux_banner):char s=%di:symbol ss=%di:symstr n=\\17:symbol ns=%ax:symstr v=%si:s8 b=@linux_banner:b4@2/32 b8=@linux_banner:b4@4/8 b1=%si:b1@63/64 bs=%si:b3@1/8 t=\\"text" cm=$COMM',
+    ).map((a) => fetchArg(ctx, a))
+    expect(out).toEqual([
+      "c='L'",
+      "c4='x'",
+      // @SYM loads the word there: +4(...) reads 4 bytes past what "Linux ve" points at.
+      'd=(fault)',
+      `s=do_fork+0x4/${size}`,
+      `ss="do_fork+0x4/${size}"`,
+      'n=0x11',
+      'ns="0x11"',
+      'v=-2',
+      // (0x756e694c >> 2) & 0xf, (0x4c >> 4) & 0xf
+      'b=3',
+      'b8=4',
+      'b1=1',
+      // -2 is 0b...11111110: bits 1..3
+      'bs=7',
+      't="text"',
+      'cm="hello"',
+    ])
+  })
+
+  it('arrays: N elements from the address, strings from N pointers; a fault is per element', () => {
+    const { k, task, regs } = setup()
+    const ks = k.kallsyms
+    const doFork = ks.symbol('do_fork') as KernelSymbol
+    // A kernel buffer (the names_cache pages): do_fork's address, 0x11, then the bytes 41 42 ff 80.
+    const buf = ks.lookupName('names_cache') as number
+    const data = new Uint8Array(20)
+    const view = new DataView(data.buffer)
+    view.setBigUint64(0, BigInt.asUintN(64, BigInt(doFork.address)), true)
+    view.setBigUint64(8, 0x11n, true)
+    data.set([0x41, 0x42, 0xff, 0x80], 16)
+    k.writeKernel(buf, data)
+    regs.set('dx', buf)
+    const ctx = { kernel: k, regs, task }
+    const out = args(
+      'p do_fork a=@linux_banner:x8[5] c=@linux_banner:char[5] s=@linux_banner:x16[2] u=+16(%dx):u8[4] i=+16(%dx):s8[4] y=+0(%dx):symbol[2] w=+16(%dx):b4@4/8[4] argv=+u8($stack):ustring[3] kargv=+u8($stack):string[2]',
+    ).map((a) => fetchArg(ctx, a))
+    expect(out).toEqual([
+      'a={0x4c,0x69,0x6e,0x75,0x78}',
+      "c={'L','i','n','u','x'}",
+      's={0x694c,0x756e}',
+      'u={65,66,255,128}',
+      'i={65,66,-1,-128}',
+      `y={do_fork+0x0/0x${doFork.size.toString(16)},0x11}`,
+      'w={4,4,15,8}',
+      // argv[2] is NULL: that string faults, not the others.
+      'argv={"hello","world",(fault)}',
+      // Pointers read from user memory, strings as kernel ones: each faults.
+      'kargv={(fault),(fault)}',
+    ])
   })
 
   it("uprobe fetches read only the task's user memory: a kernel address faults, u changes nothing", () => {
     const { k, task, regs } = setup()
     const ctx = { kernel: k, regs, task, user: true }
     const out = args(
-      'p /bin/hello:0x1000 argv0=+0(+8($stack)):string argv0u=+u0(+8($stack)):string kbyte=@0xffffffff81000000:x8 byte=@0x400001:x8 str=@0x400001:string',
+      'p /bin/hello:0x1000 argv0=+0(+8($stack)):string argv0u=+u0(+8($stack)):string kbyte=@0xffffffff81000000:x8 byte=@0x400001:x8 str=@0x400001:string magic=@0x400000:x8[4] argv=+8($stack):string[3] ustr=+0(+8($stack)):ustring',
     ).map((a) => fetchArg(ctx, a))
     expect(out).toEqual([
       'argv0="hello"',
@@ -62,6 +198,9 @@ describe('fetch args', () => {
       'kbyte=(fault)',
       'byte=0x45',
       'str="ELF\u0002\u0001\u0001"',
+      'magic={0x7f,0x45,0x4c,0x46}',
+      'argv={"hello","world",(fault)}',
+      'ustr="hello"',
     ])
   })
 
