@@ -105,6 +105,7 @@ export class Kprobes {
   /** kretprobe_inst_table: each task's outstanding instances, most recent first. */
   private readonly kretprobeInstTable = new Map<Task, KretprobeInstance[]>()
   private trampolineRegistered = false
+  private trampolineAddress: number | undefined
   /** debugfs kprobes/enabled = 0: every probe disarmed, per-probe DISABLED untouched. */
   private kprobesAllDisarmed = false
   /** Registered jprobes by their kprobe. */
@@ -380,7 +381,7 @@ export class Kprobes {
     const sp = regs.get('sp')
     ri.fp = sp
     ri.ret_addr = this.kernel.readKernel64(sp)
-    this.writeKernel64(sp, this.kernel.symbol('kretprobe_trampoline'))
+    this.writeKernel64(sp, this.trampolineAddr())
     const list = this.kretprobeInstTable.get(ri.task) ?? []
     list.unshift(ri)
     this.kretprobeInstTable.set(ri.task, list)
@@ -421,7 +422,7 @@ export class Kprobes {
   private trampolineHandler(c: Cpu, regsAddr: number): number {
     const regs = this.kernel.frame(regsAddr)
     const fp = regsAddr + PT_REGS.sp
-    const trampoline = this.kernel.symbol('kretprobe_trampoline')
+    const trampoline = this.trampolineAddr()
     // Instances belong to tasks (ri->task), each with its own kernel stack: a function that slept
     // in schedule() returns in its own task, whatever ran on this CPU meanwhile.
     const task = this.kernel.current(c)
@@ -469,10 +470,15 @@ export class Kprobes {
     return correct
   }
 
+  /** A word of kernel data (a stack slot): straight to memory, nothing allocated (it runs on every return). */
   private writeKernel64(addr: number, v: number): void {
-    const b = new Uint8Array(8)
-    new DataView(b.buffer).setBigUint64(0, BigInt.asUintN(64, BigInt(v)), true)
-    this.kernel.writeKernel(addr, b)
+    this.kernel.writeKernel64(addr, v)
+  }
+
+  /** kretprobe_trampoline's address, looked up once. */
+  private trampolineAddr(): number {
+    this.trampolineAddress ??= this.kernel.symbol('kretprobe_trampoline')
+    return this.trampolineAddress
   }
 
   // ---------------------------------------------------------------- debugfs
