@@ -3,6 +3,7 @@
 // definitions of user probes (uprobe_events syntax, a PATH in the probe
 // point) are parsed here too and armed by uprobe-events.ts.
 
+import { readFileSync } from 'node:fs'
 import {
   EEXIST,
   EINVAL,
@@ -10,7 +11,6 @@ import {
   entryArgNumbers,
   errnoName,
   type FetchContext,
-  fetchArg,
   formatProbeDefinition,
   functionArgument,
   imageKallsyms,
@@ -24,12 +24,12 @@ import {
   type PtRegsFrame,
   parseElf,
   parseProbeDefinition,
-  traceLine,
 } from '@probekit/kernel'
 import { EILSEQ, type Kprobe, Kprobes, type Kretprobe, recoverInstruction } from '@probekit/kprobes'
 import { tryDecode } from '@probekit/x86-emu'
 import { CliError } from './cli-error.js'
 import { readGuestImage } from './guest-image.js'
+import { formatHit, type HitFormat } from './hit.js'
 
 /** The group of an event defined without one, as tracefs names it (kprobe_events, uprobe_events). */
 const DEFAULT_GROUPS = new Set(['kprobes', 'uprobes'])
@@ -68,26 +68,69 @@ let guestKallsyms: Kallsyms | undefined
  * tracefs makes through kallsyms. A second event of a name in its group is
  * refused as tracefs refuses it (EEXIST).
  */
-export function parseDefinitions(lines: readonly string[], kallsyms?: Kallsyms): ProbeDefinition[] {
+export function parseDefinitions(
+  lines: readonly string[],
+  kallsyms?: Kallsyms,
+  /** Where each line came from, FILE:LINE for a -P file's (undefined: a -p), to prefix its errors. */
+  origins?: readonly (string | undefined)[],
+): ProbeDefinition[] {
   const events = new Set<string>()
   if (!kallsyms && lines.length > 0) kallsyms = guestKallsyms ??= imageKallsyms(parseElf(readGuestImage()))
-  return lines.map((line) => {
-    const d = parseLine(line, kallsyms)
-    if (d.kind === '-') throw new CliError(`'${line}': deleting an event makes no sense on the command line`)
+  return lines.map((line, i) => {
+    const origin = origins?.[i]
+    const at = (message: string) => (origin === undefined ? message : `${origin}: ${message}`)
+    let d: ReturnType<typeof parseProbeDefinition>
+    try {
+      d = parseLine(line, kallsyms)
+    } catch (e) {
+      if (e instanceof CliError) throw new CliError(at(e.message), e.exitCode)
+      throw e
+    }
+    if (d.kind === '-')
+      throw new CliError(at(`'${line}': deleting an event makes no sense on the command line`))
     const name = DEFAULT_GROUPS.has(d.group) ? d.event : `${d.group}/${d.event}`
     if (events.has(`${d.group}/${d.event}`))
-      throw new CliError(`-p '${line}': event ${name} already exists (EEXIST)`)
+      throw new CliError(`${origin ?? '-p'} '${line}': event ${name} already exists (EEXIST)`)
     events.add(`${d.group}/${d.event}`)
     SOURCE.set(d, line)
     return d
   })
 }
 
+/**
+ * -P FILE: the probe definitions of a file, one per line, as tracefs reads
+ * kprobe_events (trace_parse_run_command): a '#' starts a comment to the end
+ * of the line, blank lines are skipped. Each line comes with its FILE:LINE.
+ */
+export function readProbeFile(file: string): { line: string; origin: string }[] {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    throw new CliError(
+      `-P ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : `cannot read it (${code})`}`,
+    )
+  }
+  const out: { line: string; origin: string }[] = []
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const hash = raw.indexOf('#')
+    const line = (hash < 0 ? raw : raw.slice(0, hash)).trim()
+    if (line !== '') out.push({ line, origin: `${file}:${i + 1}` })
+  })
+  return out
+}
+
 /** What armProbes placed: the kprobes instance and each return probe by event (for its nmissed). */
 export interface ArmedProbes {
   kprobes: Kprobes
   returnProbes: Map<string, Kretprobe>
+  /** Per GRP/EVENT: the hits written, and the misses as kprobe_profile counts them (nmissed). */
+  profile: Map<string, { hits: number; misses: () => number }>
 }
+
+/** An event's key in a profile: GRP/EVENT (unique in a run, as tracefs has it). */
+export const eventKey = (d: ProbeDefinition) => `${d.group}/${d.event}`
 
 const hex = (n: number) => `0x${BigInt.asUintN(64, BigInt(n)).toString(16)}`
 
@@ -119,9 +162,11 @@ export function armProbes(
   kernel: Kernel,
   defs: readonly KprobeDefinition[],
   emit: (line: string) => void,
+  format: HitFormat = 'ftrace',
 ): ArmedProbes {
   const kprobes = new Kprobes(kernel)
   const returnProbes = new Map<string, Kretprobe>()
+  const profile: ArmedProbes['profile'] = new Map()
   const ks = kernel.kallsyms
   const log = (text: string) => kernel.printk.log(kernel.jiffies, text)
   for (const parsed of defs) {
@@ -158,20 +203,37 @@ export function armProbes(
       continue
     }
     const place = 'address' in t ? { addr } : { symbol_name: t.symbol, offset: t.offset }
-    const record = (regs: PtRegsFrame, where: string, entryArgs?: ReadonlyMap<number, bigint>) => {
+    const stats = { hits: 0, misses: () => 0 }
+    const record = (
+      regs: PtRegsFrame,
+      where: string,
+      probed: number,
+      entryArgs?: ReadonlyMap<number, bigint>,
+      returnAddress?: number,
+    ) => {
       const cpu = kernel.machine.cpus[kprobes.smp_processor_id()]
       const task = kernel.current(cpu)
       const ctx: FetchContext = { kernel, regs, task, entryArgs }
+      stats.hits++
       emit(
-        traceLine({
-          comm: task.comm,
-          pid: task.pid,
-          cpu: cpu.id,
-          nanoseconds: kernel.machine.cycles(cpu.id),
-          event: d.event,
-          where,
-          args: d.args.map((a) => fetchArg(ctx, a)),
-        }),
+        formatHit(
+          {
+            comm: task.comm,
+            pid: task.pid,
+            cpu: cpu.id,
+            nanoseconds: kernel.machine.cycles(cpu.id),
+            group: d.group,
+            event: d.event,
+            probe: d.kind === 'r' ? 'r' : 'p',
+            address: probed,
+            symbol: ks.format(probed),
+            returnAddress,
+            where,
+            ctx,
+            args: d.args,
+          },
+          format,
+        ),
       )
     }
     let ret: number
@@ -180,11 +242,13 @@ export function armProbes(
         ...place,
         pre_handler: (_p, regs) => {
           // The trap leaves ip after the int3: report the probed address.
-          record(regs, ks.format(regs.get('ip') - 1))
+          const ip = regs.get('ip') - 1
+          record(regs, ks.format(ip), ip)
           return 0
         },
       }
       ret = kprobes.register_kprobe(kp)
+      stats.misses = () => kp.nmissed ?? 0
     } else {
       // print_kretprobe_event: the function by name (%ps of the probed address).
       const fnName = fn.name
@@ -209,16 +273,19 @@ export function armProbes(
         handler: (ri, regs) => {
           const view = new DataView(ri.data.buffer, ri.data.byteOffset, ri.data.byteLength)
           const entryArgs = new Map(saved.map((n, i) => [n, view.getBigUint64(8 * i, true)]))
-          record(regs, `${ks.format(ri.ret_addr)} <- ${fnName}`, entryArgs)
+          record(regs, `${ks.format(ri.ret_addr)} <- ${fnName}`, addr, entryArgs, ri.ret_addr)
           return 0
         },
       }
       ret = kprobes.register_kretprobe(rp)
       if (ret === 0) returnProbes.set(d.event, rp)
+      // kprobe_profile: a return probe's misses are its kretprobe's and its kprobe's.
+      stats.misses = () => (rp.nmissed ?? 0) + (rp.kp.nmissed ?? 0)
     }
     if (ret !== 0) return fail(REASONS[ret] ?? `${PROBE_ERRORS.FAIL_REG_PROBE} (${errnoName(ret)})`)
+    profile.set(eventKey(d), stats)
   }
-  return { kprobes, returnProbes }
+  return { kprobes, returnProbes, profile }
 }
 
 /**

@@ -106,7 +106,17 @@ function createProgram(io: CliIo): Command {
       collect,
       [],
     )
+    .option(
+      '-P, --probe-file <file>',
+      "probe definitions (as -p takes them) from a file, one per line; '#' starts a comment, blank lines are skipped; read after the -p ones; repeatable",
+      collect,
+      [],
+    )
     .option('-t, --trace <file>', 'write probe hits (ftrace lines) to this file instead of stderr')
+    .option(
+      '--stats',
+      "at the end, print each probe's hits and misses on stderr, as tracefs kprobe_profile does",
+    )
     .option(
       '--sysctl <setting>',
       'NAME=VALUE, as sysctl -w: debug.kprobes_optimization=0 keeps kernel probes int3 probes (1, the default, jump-optimizes them where it can); repeatable',
@@ -127,7 +137,10 @@ function createProgram(io: CliIo): Command {
       '-e, --strace-expr <expr>',
       "with --strace: strace's trace=NAME[,NAME...] or trace=!NAME,... filter (implies --strace)",
     )
-    .option('--json', 'with --strace: one JSON object per line (syscall, signal or exit)')
+    .option(
+      '--json',
+      'one JSON object per line: per probe hit (instead of the ftrace line) and, with --strace, per syscall, signal or exit',
+    )
     .passThroughOptions()
     .addHelpText(
       'after',

@@ -15,7 +15,6 @@ import {
   type ElfSymbol,
   ENOENT,
   errnoName,
-  fetchArg,
   type Kernel,
   PF_X,
   type ProgramHeader,
@@ -24,12 +23,12 @@ import {
   parseElf,
   RegularFile,
   readSymbols,
-  traceLine,
   type UprobeDefinition,
   uprobeWhere,
 } from '@probekit/kernel'
 import { type UprobeConsumer, uprobesOf } from '@probekit/uprobes'
 import { CliError } from './cli-error.js'
+import { formatHit, type HitFormat } from './hit.js'
 import { readDynamicSymbols } from './list/user-functions.js'
 
 const STT_OBJECT = 1
@@ -175,6 +174,8 @@ const REASONS: Record<number, string> = {
 /** What armUprobes placed: each definition's consumer, for unregistering. */
 export interface ArmedUprobes {
   probes: { resolved: ResolvedUprobe; consumer: UprobeConsumer }[]
+  /** Per GRP/EVENT: the hits written (uprobes count no misses). */
+  profile: Map<string, { hits: number; misses: () => number }>
 }
 
 /**
@@ -186,12 +187,15 @@ export function armUprobes(
   kernel: Kernel,
   resolved: readonly ResolvedUprobe[],
   emit: (line: string) => void,
+  format: HitFormat = 'ftrace',
 ): ArmedUprobes {
   const up = uprobesOf(kernel)
   const probes: ArmedUprobes['probes'] = []
+  const profile: ArmedUprobes['profile'] = new Map()
   for (const r of resolved) {
     const d = r.def
-    const record = (regs: PtRegsFrame, hitVaddr: number, where: string) => {
+    const stats = { hits: 0, misses: () => 0 }
+    const record = (regs: PtRegsFrame, hitVaddr: number, where: string, returnAddress?: number) => {
       // Linux's current: the thread that hit the probe, on the CPU it runs on.
       const task = up.current
       if (!task) return
@@ -203,16 +207,25 @@ export function armUprobes(
         user: true,
         fileAddress: (o: number) => fileAddress(r, hitVaddr, o),
       }
+      stats.hits++
       emit(
-        traceLine({
-          comm: task.comm,
-          pid: task.pid,
-          cpu,
-          nanoseconds: kernel.machine.cycles(cpu),
-          event: d.event,
-          where,
-          args: d.args.map((a) => fetchArg(ctx, a)),
-        }),
+        formatHit(
+          {
+            comm: task.comm,
+            pid: task.pid,
+            cpu,
+            nanoseconds: kernel.machine.cycles(cpu),
+            group: d.group,
+            event: d.event,
+            probe: d.kind === 'r' ? 'r' : 'p',
+            address: hitVaddr,
+            returnAddress,
+            where,
+            ctx,
+            args: d.args,
+          },
+          format,
+        ),
       )
     }
     const consumer: UprobeConsumer =
@@ -228,7 +241,7 @@ export function armUprobes(
         : {
             // func is the function's address, ip the real return address.
             ret_handler: (_self, func, regs) => {
-              record(regs, func, uprobeWhere(regs.get('ip'), func))
+              record(regs, func, uprobeWhere(regs.get('ip'), func), regs.get('ip'))
               return 0
             },
           }
@@ -238,6 +251,7 @@ export function armUprobes(
         `cannot place probe ${d.event} at ${uprobePlace(d)}: ${REASONS[ret] ?? `error ${errnoName(ret)}`}`,
       )
     probes.push({ resolved: r, consumer })
+    profile.set(`${d.group}/${d.event}`, stats)
   }
-  return { probes }
+  return { probes, profile }
 }

@@ -18,15 +18,23 @@ import {
 import { Optprobes } from '@probekit/optprobes'
 import { CliError } from '../cli-error.js'
 import { readGuestImage } from '../guest-image.js'
+import type { HitFormat } from '../hit.js'
 import { hostDirectory } from '../host-directory.js'
 import { describeWriteError, writeHost } from '../host-write.js'
 import type { CliIo } from '../io.js'
 import { applySysctls, detoursListing, parseSysctl } from '../optprobes-report.js'
 import { parseSize } from '../parse-size.js'
-import { type ArmedProbes, armProbes, missedReturns, parseDefinitions } from '../probes.js'
+import {
+  type ArmedProbes,
+  armProbes,
+  eventKey,
+  missedReturns,
+  parseDefinitions,
+  readProbeFile,
+} from '../probes.js'
 import { StraceEngine } from '../strace/strace-engine.js'
 import { parseTraceQualifier } from '../strace/trace-filter.js'
-import { armUprobes, type ResolvedUprobe, resolveUprobe } from '../uprobe-events.js'
+import { type ArmedUprobes, armUprobes, type ResolvedUprobe, resolveUprobe } from '../uprobe-events.js'
 
 export interface RunOptions {
   cpus: string
@@ -40,8 +48,12 @@ export interface RunOptions {
   dmesg?: boolean
   /** Probe definitions: kernel (kprobe_events syntax) and user (uprobe_events syntax, PATH:OFFSET). */
   probe: string[]
+  /** -P: files of probe definitions, one per line ('#' comments), after the -p ones. */
+  probeFile?: string[]
   /** Where trace lines go (default: stderr). */
   trace?: string
+  /** Print each event's hits and misses at the end, as kprobe_profile does. */
+  stats?: boolean
   /** sysctl NAME=VALUE settings, applied once the probes are in place (debug.kprobes_optimization). */
   sysctl?: string[]
   /** Print debugfs kprobes/list at the end. */
@@ -54,7 +66,7 @@ export interface RunOptions {
   straceFile?: string
   /** strace's -e trace=... */
   straceExpr?: string
-  /** strace lines as JSON objects. */
+  /** Probe hits and strace lines as JSON objects. */
   json?: boolean
 }
 
@@ -84,7 +96,11 @@ function guestPath(program: string): string {
 
 export function runCommand(program: string, args: readonly string[], options: RunOptions, io: CliIo): number {
   const cpus = positiveInt(options.cpus, '--cpus', NR_CPUS)
-  const probeDefs = parseDefinitions(options.probe)
+  const fromFiles = (options.probeFile ?? []).flatMap(readProbeFile)
+  const probeDefs = parseDefinitions([...options.probe, ...fromFiles.map((l) => l.line)], undefined, [
+    ...options.probe.map(() => undefined),
+    ...fromFiles.map((l) => l.origin),
+  ])
   const sysctls = (options.sysctl ?? []).map(parseSysctl)
   const budget = positiveInt(options.maxInstructions, '--max-instructions', Number.MAX_SAFE_INTEGER)
   const memorySize = parseSize(options.memory ?? '256M', '--memory', 16 * MIB, 2048 * MIB)
@@ -92,8 +108,10 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     throw new CliError(`--trace ${options.trace}: there are no probes (-p) to trace`)
   const strace = options.strace || options.straceFile !== undefined || options.straceExpr !== undefined
   const only = options.straceExpr !== undefined ? parseTraceQualifier(options.straceExpr) : undefined
-  if (options.json && !strace)
-    throw new CliError('--json goes with --strace (there is nothing else to print as JSON yet)')
+  if (options.json && !strace && probeDefs.length === 0)
+    throw new CliError('--json goes with probes (-p, -P) or --strace: there is nothing to print as JSON')
+  if (options.stats && probeDefs.length === 0)
+    throw new CliError('--stats: there are no probes (-p, -P) to count')
   const mounts = options.mount.map(parseMount)
   for (const { host, spec } of mounts) {
     const isDir = statSync(host, { throwIfNoEntry: false })?.isDirectory()
@@ -176,6 +194,8 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   // reader has gone, a full disk) the run has no point and stops here.
   let traceError = 0
   let armed: ArmedProbes | null = null
+  let armedUprobes: ArmedUprobes | null = null
+  const format: HitFormat = options.json ? 'json' : 'ftrace'
   let optprobes: Optprobes | null = null
   const emit = (line: string) => {
     if (straceError !== 0)
@@ -193,13 +213,13 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   if (probeDefs.length > 0) {
     const kprobeDefs = probeDefs.filter((d): d is KprobeDefinition => !isUprobeDefinition(d))
     if (kprobeDefs.length > 0) {
-      armed = armProbes(kernel, kprobeDefs, emit)
+      armed = armProbes(kernel, kprobeDefs, emit, format)
       // CONFIG_OPTPROBES: each kernel probe is an int3 probe first, then a jump where it can be one.
       optprobes = new Optprobes(armed.kprobes)
     }
     // uprobe_register: the user probes go into every process that maps their files from now on (the
     // program's own text as spawn maps it, before its first instruction; libraries as ld.so maps them).
-    if (uprobes.length > 0) armUprobes(kernel, uprobes, emit)
+    if (uprobes.length > 0) armedUprobes = armUprobes(kernel, uprobes, emit, format)
     // Opened once every probe is in place or found: a probe that cannot be placed leaves no empty file.
     if (options.trace) {
       try {
@@ -267,6 +287,16 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     )
   if (armed)
     for (const line of missedReturns(armed)) io.stderr.write(`${io.colors.yellow('probekit:')} ${line}\n`)
+  if (options.stats) {
+    // kprobe_profile's "  %-44s %15lu %15lu": event, hits, misses (a probe that never fires, in a
+    // function's padding, counts 0).
+    for (const d of probeDefs) {
+      const p = armed?.profile.get(eventKey(d)) ?? armedUprobes?.profile.get(eventKey(d))
+      io.stderr.write(
+        `  ${d.event.padEnd(44)} ${String(p?.hits ?? 0).padStart(15)} ${String(p?.misses() ?? 0).padStart(15)}\n`,
+      )
+    }
+  }
   if (options.kprobesList) io.stderr.write(armed ? armed.kprobes.debugfsList() : '')
   if (options.detours && armed && optprobes) {
     const addrs = [...new Set(armed.kprobes.probes().map((p) => p.addr))]
