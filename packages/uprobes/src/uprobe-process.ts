@@ -18,6 +18,8 @@ export class UprobeProcess {
   quiescing = false
   /** Exec or exit took it apart: nothing may be done through it any more. */
   finished = false
+  /** Our hook in mm.unmapHooks (uprobe_munmap), removed when the process is finished with. */
+  unmapHook: ((start: number, end: number) => void) | null = null
 
   constructor(
     readonly tgid: number,

@@ -412,6 +412,8 @@ export class Uprobes {
       if (t.tgid === task.tgid && !this.isDead(t)) this.attachThread(uproc, t)
     if (uproc.threads.size === 0) return -ESRCH
     this.procs.set(task.tgid, uproc)
+    uproc.unmapHook = (start, end) => this.uprobeMunmap(uproc, start, end)
+    uproc.mm.unmapHooks.push(uproc.unmapHook)
     return uproc
   }
 
@@ -454,6 +456,7 @@ export class Uprobes {
   private finish(uproc: UprobeProcess, current: Task | null): void {
     if (uproc.finished) return
     uproc.finished = true
+    this.dropUnmapHook(uproc)
     for (const ppt of uproc.probepts.values())
       for (const k of ppt.uprobes) {
         this.kimgs.delete(k.uprobe)
@@ -467,6 +470,41 @@ export class Uprobes {
     }
     uproc.threads.clear()
     if (this.procs.get(uproc.tgid) === uproc) this.procs.delete(uproc.tgid)
+  }
+
+  private dropUnmapHook(uproc: UprobeProcess): void {
+    const hooks = uproc.mm.unmapHooks
+    if (uproc.unmapHook && hooks.includes(uproc.unmapHook)) hooks.splice(hooks.indexOf(uproc.unmapHook), 1)
+    uproc.unmapHook = null
+  }
+
+  /**
+   * uprobe_munmap: [start, end) of the process's address space goes (munmap, a MAP_FIXED mapping over
+   * it, mremap, brk). Probepoints in it go with it - their uprobes as if unregistered, a later
+   * unregister a no-op - so no saved byte is ever written into whatever is mapped there next. If the
+   * XOL area itself goes, no copy can be stepped any more: every probepoint's original byte is put
+   * back and all of them go.
+   */
+  private uprobeMunmap(uproc: UprobeProcess, start: number, end: number): void {
+    if (uproc.finished) return
+    const xolGone = uproc.xol !== null && uproc.xol.vaddr < end && uproc.xol.vaddr + PAGE > start
+    for (const ppt of [...uproc.probepts.values()]) {
+      const inRange = ppt.vaddr >= start && ppt.vaddr < end
+      if (!inRange && !xolGone) continue
+      if (!inRange) uproc.mm.write(ppt.vaddr, Uint8Array.of(ppt.opcode))
+      for (const k of ppt.uprobes) {
+        this.kimgs.delete(k.uprobe)
+        for (const [rp, entry] of this.uretprobes) if (entry === k.uprobe) this.uretprobes.delete(rp)
+      }
+      ppt.uprobes.length = 0
+      uproc.probepts.delete(ppt.vaddr)
+      ppt.state = 'UPROBE_DISABLED'
+      if (ppt.stepping === 0 && !xolGone) uproc.xol?.xol_free_insn_slot(ppt.slot)
+    }
+    if (xolGone) {
+      uproc.xol = null
+      uproc.trampoline = 0
+    }
   }
 
   private isDead(t: Task): boolean {

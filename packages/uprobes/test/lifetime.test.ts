@@ -118,4 +118,22 @@ describe('exec and exit', () => {
     expect(up.isProbed(t.tgid)).toBe(false)
     up.unregister_uprobe(u) // a no-op
   })
+
+  it('munmap of probed text drops its uprobes: a later unregister is a no-op and writes nothing into what is mapped there now', () => {
+    const { k } = boot({ '/bin/myprog': MYPROG })
+    const t = k.spawn('/bin/myprog', ['myprog'])
+    const up = uprobesOf(k)
+    const u: Uprobe = { pid: t.pid, vaddr: MYPROG_MYFUNC, handler: () => {} }
+    expect(up.register_uprobe(u)).toBe(0)
+    expect(textOf(t, MYPROG_MYFUNC, 1)[0]).toBe(0xcc)
+    // The page goes (as munmap does), and anonymous memory is mapped in its place (mmap MAP_FIXED).
+    const page = MYPROG_MYFUNC - (MYPROG_MYFUNC % 4096)
+    t.mm.unmapRange(page, page + 4096)
+    t.mm.addVma({ start: page, end: page + 4096, prot: 3, kind: 'anon', name: '', shared: false })
+    expect(up.isRegistered(u)).toBe(false)
+    up.unregister_uprobe(u)
+    // The new page is untouched: zeros, no saved opcode written into it.
+    expect(textOf(t, MYPROG_MYFUNC, 1)[0]).toBe(0)
+    expect(up.warnings).toEqual([])
+  })
 })

@@ -75,8 +75,13 @@ export class Mm {
     this.vmas.sort((a, b) => a.start - b.start)
   }
 
+  /** Told of each range about to be unmapped that has something mapped in it (uprobe_munmap's hook). */
+  readonly unmapHooks: ((start: number, end: number) => void)[] = []
+
   /** Remove [start, end) from the VMAs and free its pages. */
   unmapRange(start: number, end: number): void {
+    if (this.unmapHooks.length > 0 && this.vmas.some((v) => v.start < end && v.end > start))
+      for (const hook of [...this.unmapHooks]) hook(start, end)
     const next: Vma[] = []
     for (const v of this.vmas) {
       if (v.end <= start || v.start >= end) {
