@@ -22,6 +22,7 @@ import {
   type PtRegsFrame,
   parseElf,
   RegularFile,
+  readDynamicSymbols,
   readSymbols,
   type UprobeDefinition,
   uprobeWhere,
@@ -29,7 +30,6 @@ import {
 import { type UprobeConsumer, uprobesOf } from '@probekit/uprobes'
 import { CliError } from './cli-error.js'
 import { formatHit, type HitFormat } from './hit.js'
-import { readDynamicSymbols } from './list/user-functions.js'
 
 const STT_OBJECT = 1
 const STT_FUNC = 2

@@ -5,8 +5,8 @@
 // spawned, booted as the uprobes tests boot theirs.
 
 import { fileURLToPath } from 'node:url'
-import { type Kernel, PT_LOAD, parseElf, type Task } from '@probekit/kernel'
-import { boot, fixture, symbol } from '../test/support/kernel.js'
+import type { Kernel, Task } from '@probekit/kernel'
+import { boot, fileOffset, fixture, symbol } from '../test/support/kernel.js'
 
 export const UPROBED = fixture('uprobed')
 /** The fixture on the host, for the native runs. */
@@ -15,15 +15,6 @@ export const UPROBED_HOST = fileURLToPath(new URL('../../kernel/fixtures/bin/upr
 export const UPROBED_GUEST = '/bin/uprobed'
 export const FUNCTION = 'ufunc'
 export const UFUNC = symbol(UPROBED, FUNCTION)
-
-/** A symbol's file offset: where its PT_LOAD puts it in the file (uprobe_events' OFFSET). */
-export function fileOffset(elf: Uint8Array, vaddr: number): number {
-  const ph = parseElf(elf).programHeaders.find(
-    (p) => p.type === PT_LOAD && vaddr >= p.vaddr && vaddr < p.vaddr + p.filesz,
-  )
-  if (!ph) throw new Error(`0x${vaddr.toString(16)} is not in a PT_LOAD`)
-  return vaddr - ph.vaddr + ph.offset
-}
 
 export const UFUNC_OFFSET = fileOffset(UPROBED, UFUNC)
 

@@ -21,7 +21,6 @@
 import {
   BadAddress,
   copyFromUser,
-  copyToUser,
   EEXIST,
   EINPROGRESS,
   EINVAL,
@@ -32,10 +31,12 @@ import {
   PROT_EXEC,
   type PtRegsFrame,
   type RegularFile,
+  readUserU64,
   SIGILL,
   SIGTRAP,
   type SigInfo,
   type Task,
+  writeUserU64,
 } from '@probekit/kernel'
 import {
   IS_ERR,
@@ -689,7 +690,7 @@ export class Uprobes {
     const mm = utask.uproc.mm
     let ret_addr: number
     try {
-      ret_addr = Number(new DataView(copyFromUser(mm, sp, 8).buffer).getBigUint64(0, true))
+      ret_addr = readUserU64(mm, sp)
     } catch (e) {
       if (!(e instanceof BadAddress)) throw e
       rp.nmissed = (rp.nmissed ?? 0) + 1
@@ -712,10 +713,8 @@ export class Uprobes {
       }
       ret_addr = outer.ret_addr
     } else {
-      const word = new Uint8Array(8)
-      new DataView(word.buffer).setBigUint64(0, BigInt(tramp), true)
       try {
-        copyToUser(mm, sp, word)
+        writeUserU64(mm, sp, tramp)
       } catch (e) {
         if (!(e instanceof BadAddress)) throw e
         rp.nmissed = (rp.nmissed ?? 0) + 1
@@ -775,11 +774,7 @@ export class Uprobes {
     for (const ppt of uproc.probepts.values()) child.mm.write(ppt.vaddr, Uint8Array.of(ppt.opcode))
     if (uproc.xol) child.mm.unmapRange(uproc.xol.vaddr, uproc.xol.vaddr + PAGE)
     // Returns the forking thread owes: the child's copy of its stack gets the real return addresses back.
-    for (const ri of utask.returnInstances) {
-      const word = new Uint8Array(8)
-      new DataView(word.buffer).setBigUint64(0, BigInt(ri.ret_addr), true)
-      child.mm.write(ri.sp, word)
-    }
+    for (const ri of utask.returnInstances) writeUserU64(child.mm, ri.sp, ri.ret_addr)
     // The inode API's probes are per file, not per process: the child gets those of the files it maps.
     this.inode.uprobeDupMmap(child)
     return UTRACE_RESUME

@@ -6,23 +6,23 @@
 // libc is not in another's.
 
 import { existsSync, readFileSync } from 'node:fs'
-import { copyFromUser, Kernel, PT_LOAD, parseElf, readSymbols, type Task } from '@probekit/kernel'
+import { copyFromUser, Kernel, PT_LOAD, parseElf, readDynamicSymbols, type Task } from '@probekit/kernel'
 import { describe, expect, it } from 'vitest'
 import { nodeHostDirectory } from '../../kernel/test/support/host-directory.js'
 import { UPROBE_HANDLER_REMOVE, type Uprobe, type UprobeConsumer, uprobesOf } from '../src/index.js'
-import { boot, fileBytesAt, fixture, frameOf, runUntilDead, symbol, textOf } from './support/kernel.js'
+import {
+  boot,
+  fileBytesAt,
+  fileOffset,
+  fixture,
+  frameOf,
+  runUntilDead,
+  symbol,
+  textOf,
+} from './support/kernel.js'
 
 const MYPROG = fixture('myprog')
 const MYFUNC = symbol(MYPROG, 'myfunc')
-
-/** A symbol's file offset: where its PT_LOAD puts it in the file (what uprobe_events' OFFSET means). */
-function fileOffset(elf: Uint8Array, vaddr: number): number {
-  const ph = parseElf(elf).programHeaders.find(
-    (p) => p.type === PT_LOAD && vaddr >= p.vaddr && vaddr < p.vaddr + p.filesz,
-  )
-  if (!ph) throw new Error('not in a PT_LOAD')
-  return vaddr - ph.vaddr + ph.offset
-}
 
 const MYFUNC_OFF = fileOffset(MYPROG, MYFUNC)
 
@@ -165,13 +165,9 @@ const LIBC = '/lib/x86_64-linux-gnu/libc.so.6'
 const ECHO = '/bin/echo'
 const dynamic = process.platform === 'linux' && process.arch === 'x64' && existsSync(LIBC) && existsSync(ECHO)
 
-/** .dynsym's defined symbol (libc's .symtab is stripped). */
+/** A defined .dynsym symbol (libc's .symtab is stripped). */
 function dynsym(elf: Uint8Array, name: string): number {
-  const f = parseElf(elf)
-  const sections = f.sections.map((s) =>
-    s.type === 11 ? { ...s, type: 2 } : s.type === 2 ? { ...s, type: 0 } : s,
-  )
-  const s = readSymbols({ ...f, sections }).find((x) => x.name === name && x.value !== 0)
+  const s = readDynamicSymbols(parseElf(elf)).find((x) => x.name === name && x.value !== 0)
   if (!s) throw new Error(`no ${name} in .dynsym`)
   return s.value
 }

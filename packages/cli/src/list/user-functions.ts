@@ -2,11 +2,10 @@
 // its defined STT_FUNC symbols, from .symtab, or from .dynsym when the file
 // is stripped (as the host's libraries are).
 
-import { type ElfFile, type ElfSymbol, parseElf, readSymbols } from '@probekit/kernel'
+import { parseElf, readDynamicSymbols, readSymbols } from '@probekit/kernel'
 
 const STT_FUNC = 2
 const SHN_UNDEF = 0
-const SHT_DYNSYM = 11
 
 export interface UserFunction {
   name: string
@@ -24,13 +23,4 @@ export function userFunctions(bytes: Uint8Array): UserFunction[] {
     if (s.type === STT_FUNC && s.shndx !== SHN_UNDEF && s.name !== '' && !seen.has(s.name))
       seen.set(s.name, { name: s.name, value: s.value, size: s.size })
   return [...seen.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-}
-
-/** .dynsym, read as readSymbols reads .symtab (same entry layout). */
-export function readDynamicSymbols(elf: ElfFile): ElfSymbol[] {
-  const i = elf.sections.findIndex((s) => s.type === SHT_DYNSYM)
-  if (i < 0) return []
-  // readSymbols takes the first SHT_SYMTAB: present .dynsym as one.
-  const sections = elf.sections.map((s, j) => (j === i ? { ...s, type: 2 } : s))
-  return readSymbols({ ...elf, sections })
 }

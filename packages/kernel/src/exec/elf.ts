@@ -150,9 +150,21 @@ export function sectionBytes(elf: ElfFile, s: SectionHeader): Uint8Array {
   return elf.bytes.subarray(s.offset, s.offset + s.size)
 }
 
+const SHT_SYMTAB = 2
+const SHT_DYNSYM = 11
+
 /** Symbols of .symtab (empty when stripped). */
 export function readSymbols(elf: ElfFile): ElfSymbol[] {
-  const symtab = elf.sections.find((s) => s.type === 2)
+  return readSymbolTable(elf, SHT_SYMTAB)
+}
+
+/** Symbols of .dynsym (what a stripped shared library still has), same entry layout. */
+export function readDynamicSymbols(elf: ElfFile): ElfSymbol[] {
+  return readSymbolTable(elf, SHT_DYNSYM)
+}
+
+function readSymbolTable(elf: ElfFile, type: number): ElfSymbol[] {
+  const symtab = elf.sections.find((s) => s.type === type)
   if (!symtab) return []
   const strtab = elf.sections[symtab.link]
   if (!strtab) throw new ElfError('malformed ELF: symbol table without a string table')

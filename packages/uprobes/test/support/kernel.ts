@@ -15,13 +15,18 @@ export function symbol(elf: Uint8Array, name: string): number {
   return s.value
 }
 
-/** The file's bytes that a PT_LOAD maps at vaddr. */
-export function fileBytesAt(elf: Uint8Array, vaddr: number, len: number): Uint8Array {
+/** The file offset a PT_LOAD maps at vaddr (what uprobe_events' OFFSET and uprobe_register mean). */
+export function fileOffset(elf: Uint8Array, vaddr: number): number {
   const ph = parseElf(elf).programHeaders.find(
-    (p) => p.type === PT_LOAD && vaddr >= p.vaddr && vaddr + len <= p.vaddr + p.filesz,
+    (p) => p.type === PT_LOAD && vaddr >= p.vaddr && vaddr < p.vaddr + p.filesz,
   )
   if (!ph) throw new Error(`0x${vaddr.toString(16)} is not in the file`)
-  const off = ph.offset + (vaddr - ph.vaddr)
+  return ph.offset + (vaddr - ph.vaddr)
+}
+
+/** The file's bytes that a PT_LOAD maps at vaddr. */
+export function fileBytesAt(elf: Uint8Array, vaddr: number, len: number): Uint8Array {
+  const off = fileOffset(elf, vaddr)
   return elf.slice(off, off + len)
 }
 
