@@ -23,7 +23,6 @@ import {
   kprobeDisabled,
   MODULES_VADDR,
   type RegisteredKprobe,
-  readText,
   recoverInstruction,
 } from '@probekit/kprobes'
 import type { Cpu } from '@probekit/x86-emu'
@@ -384,9 +383,4 @@ export class Optprobes implements KprobeOptimizer {
     const p = this.kprobes.get_kprobe(op.addr)
     if (p) this.kprobes.optimizedCallback(p, regs, c.id)
   }
-}
-
-/** Is text at addr what the probe's original bytes were (no jump, no int3)? For tests and tools. */
-export function textAt(kernel: Kernel, addr: number, len: number): Uint8Array {
-  return readText(kernel, addr, len)
 }

@@ -2,7 +2,7 @@
 // with Optprobes plugged in, and the helpers the tests share (the kprobes
 // package's test programs: getpid and open loops).
 
-import { imagePhys, type Kernel } from '@probekit/kernel'
+import type { Kernel } from '@probekit/kernel'
 import { Kprobes } from '@probekit/kprobes'
 import { bootKernel } from '../../../kprobes/test/support/kernel.js'
 import { Optprobes, type OptprobesOptions } from '../../src/index.js'
@@ -28,6 +28,5 @@ export function bootOpt(cpus = 1, programs?: Uint8Array[], options: OptprobesOpt
   return { k, kp, op }
 }
 
-export function text(k: Kernel, addr: number, len: number): Uint8Array {
-  return k.machine.memory.readBytes(imagePhys(addr), len)
-}
+/** Kernel text as it is now (kprobes' readText). */
+export { readText as text } from '@probekit/kprobes'
