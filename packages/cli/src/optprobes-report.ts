@@ -3,7 +3,7 @@
 // at the end --kprobes-list (debugfs kprobes/list) and --detours: each
 // optimized probe's patched bytes beside its detour buffer, disassembled.
 
-import { type Kernel, Sysctls } from '@probekit/kernel'
+import { ENOENT, type Kernel, Sysctls } from '@probekit/kernel'
 import type { Optprobes } from '@probekit/optprobes'
 import { decode } from '@probekit/x86-emu'
 import { CliError } from './cli-error.js'
@@ -29,7 +29,7 @@ export function parseSysctl(text: string): SysctlSetting {
 export function applySysctls(kernel: Kernel, settings: readonly SysctlSetting[], hint: string): void {
   for (const s of settings) {
     const r = kernel.sysctls.set(s.name, `${s.value}\n`)
-    if (r === -2) {
+    if (r === -ENOENT) {
       const known = kernel.sysctls.paths().map((p) => p.replace(/\//g, '.'))
       throw new CliError(
         `--sysctl ${s.name}: no such setting${known.length ? ` (known here: ${known.join(', ')})` : ''}${hint}`,

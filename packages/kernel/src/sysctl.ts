@@ -3,7 +3,7 @@
 // Parts of probekit register theirs (optprobes: debug.kprobes_optimization);
 // procfs and the command line (--sysctl NAME=VALUE) reach them here.
 
-import { EINVAL } from './errno.js'
+import { EINVAL, ENOENT } from './errno.js'
 
 export interface SysctlEntry {
   /** The value as reading the file gives it (with its newline). */
@@ -38,7 +38,7 @@ export class Sysctls {
   /** What `sysctl NAME=VALUE` does: 0, -ENOENT (no such setting) or the entry's error. */
   set(name: string, value: string): number {
     const e = this.get(name)
-    if (!e) return -2
+    if (!e) return -ENOENT
     return e.write(value)
   }
 

@@ -3,6 +3,7 @@
 // writing sets it (the whole value in one write, as proc_dointvec takes it),
 // a bad value is EINVAL. Only root may write (mode 0644).
 
+import { ENOENT } from '../../errno.js'
 import type { Kernel } from '../../kernel.js'
 import { utf8Decode } from '../../utf8.js'
 import type { OpenFile } from '../files.js'
@@ -21,7 +22,7 @@ class SysctlFile extends SeqFile {
 
   override write(f: OpenFile, data: Uint8Array): number {
     const e = this.kernel.sysctls.get(this.path)
-    if (!e) return -2
+    if (!e) return -ENOENT
     const r = e.write(utf8Decode(data))
     if (r < 0) return r
     f.pos += data.length
