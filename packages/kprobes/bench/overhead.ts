@@ -4,7 +4,7 @@
 // another probe layout) out of the next kind's figure.
 
 import { fileURLToPath } from 'node:url'
-import { median } from '@probekit/bench'
+import { medianOf, pairedRuns } from '@probekit/bench'
 import type { Kernel } from '@probekit/kernel'
 import { Kprobes } from '../src/index.js'
 import { bootKernel } from '../test/support/kernel.js'
@@ -76,20 +76,18 @@ export interface Overhead {
 }
 
 function measure(kind: Kind): Overhead {
-  for (let w = 0; w < 2; w++) {
-    runOnce('none')
-    runOnce(kind)
-  }
-  const pairs = Array.from({ length: SAMPLES }, () => {
-    const none = runOnce('none')
-    return { none, kind: runOnce(kind) }
-  })
-  const med = (f: (p: { none: Sample; kind: Sample }) => number) => median(pairs.map(f))
+  const pairs = pairedRuns(
+    2,
+    SAMPLES,
+    () => runOnce('none'),
+    () => runOnce(kind),
+  )
+  const med = (f: (none: Sample, probed: Sample) => number) => medianOf(pairs, (p) => f(p.baseline, p.probed))
   return {
-    noneNs: med((p) => (p.none.ms * 1e6) / (ITERATIONS + 2)),
-    noneCycles: med((p) => p.none.cycles / (ITERATIONS + 2)),
-    hitNs: med((p) => ((p.kind.ms - p.none.ms) * 1e6) / p.kind.hits),
-    hitCycles: med((p) => (p.kind.cycles - p.none.cycles) / p.kind.hits),
+    noneNs: med((none) => (none.ms * 1e6) / (ITERATIONS + 2)),
+    noneCycles: med((none) => none.cycles / (ITERATIONS + 2)),
+    hitNs: med((none, probed) => ((probed.ms - none.ms) * 1e6) / probed.hits),
+    hitCycles: med((none, probed) => (probed.cycles - none.cycles) / probed.hits),
   }
 }
 

@@ -11,7 +11,7 @@
 // wait_for_kprobe_optimizer() before the run, and the jump checked in place.
 
 import { fileURLToPath } from 'node:url'
-import { median } from '@probekit/bench'
+import { medianOf, pairedRuns } from '@probekit/bench'
 import type { Kernel } from '@probekit/kernel'
 import { Kprobes } from '@probekit/kprobes'
 import { getpidLoop } from '../../kprobes/bench/programs.js'
@@ -104,23 +104,21 @@ export interface Overhead {
 }
 
 function measure(kind: Kind): Overhead {
-  for (let w = 0; w < WARMUP; w++) {
-    runOnce('none')
-    runOnce(kind)
-  }
-  const pairs = Array.from({ length: SAMPLES }, () => {
-    const none = runOnce('none')
-    return { none, kind: runOnce(kind) }
-  })
-  const med = (f: (p: { none: Sample; kind: Sample }) => number) => median(pairs.map(f))
+  const pairs = pairedRuns(
+    WARMUP,
+    SAMPLES,
+    () => runOnce('none'),
+    () => runOnce(kind),
+  )
+  const med = (f: (none: Sample, probed: Sample) => number) => medianOf(pairs, (p) => f(p.baseline, p.probed))
   return {
-    noneNs: med((p) => (p.none.ms * 1e6) / (ITERATIONS + 2)),
-    noneCycles: med((p) => p.none.cycles / (ITERATIONS + 2)),
-    hitNs: med((p) => ((p.kind.ms - p.none.ms) * 1e6) / p.kind.hits),
-    hitCycles: med((p) => (p.kind.cycles - p.none.cycles) / p.kind.hits),
-    hitTraps: med((p) => (p.kind.traps - p.none.traps) / p.kind.hits),
-    hitHypercalls: med((p) => (p.kind.hypercalls - p.none.hypercalls) / p.kind.hits),
-    hits: med((p) => p.kind.hits),
+    noneNs: med((none) => (none.ms * 1e6) / (ITERATIONS + 2)),
+    noneCycles: med((none) => none.cycles / (ITERATIONS + 2)),
+    hitNs: med((none, probed) => ((probed.ms - none.ms) * 1e6) / probed.hits),
+    hitCycles: med((none, probed) => (probed.cycles - none.cycles) / probed.hits),
+    hitTraps: med((none, probed) => (probed.traps - none.traps) / probed.hits),
+    hitHypercalls: med((none, probed) => (probed.hypercalls - none.hypercalls) / probed.hits),
+    hits: med((_none, probed) => probed.hits),
   }
 }
 

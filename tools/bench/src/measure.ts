@@ -36,3 +36,29 @@ export function median(values: readonly number[]): number {
   const mid = sorted.length >> 1
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
+
+/**
+ * Paired runs, for a probe's cost: `warmup` pairs thrown away, then `samples` pairs of a baseline
+ * run followed by a probed one. Later runs get faster as V8 keeps optimising; comparing each probed
+ * run with the baseline just before it keeps that drift out of the difference.
+ */
+export function pairedRuns<S>(
+  warmup: number,
+  samples: number,
+  baseline: () => S,
+  probed: () => S,
+): { baseline: S; probed: S }[] {
+  for (let w = 0; w < warmup; w++) {
+    baseline()
+    probed()
+  }
+  return Array.from({ length: samples }, () => {
+    const b = baseline()
+    return { baseline: b, probed: probed() }
+  })
+}
+
+/** The median over pairs of what `f` makes of each. */
+export function medianOf<T>(pairs: readonly T[], f: (p: T) => number): number {
+  return median(pairs.map(f))
+}

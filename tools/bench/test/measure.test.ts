@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { measure, median, runBenchmarks } from '../src/index.js'
+import { measure, median, medianOf, pairedRuns, runBenchmarks } from '../src/index.js'
 
 describe('measure', () => {
   it('warms up, then returns the median time per call', () => {
@@ -66,5 +66,31 @@ describe('runBenchmarks', () => {
 
   it('refuses a non-finite value', async () => {
     await expect(runBenchmarks([{ name: 'bad', unit: 'ms', run: () => Number.NaN }])).rejects.toThrow(/bad/)
+  })
+})
+
+describe('pairedRuns', () => {
+  it('throws the warm-up pairs away, then pairs each probed run with the baseline run just before it', () => {
+    const calls: string[] = []
+    let n = 0
+    const pairs = pairedRuns(
+      2,
+      3,
+      () => {
+        calls.push('b')
+        return n++
+      },
+      () => {
+        calls.push('p')
+        return n++
+      },
+    )
+    expect(calls.join('')).toBe('bpbpbpbpbp')
+    expect(pairs).toEqual([
+      { baseline: 4, probed: 5 },
+      { baseline: 6, probed: 7 },
+      { baseline: 8, probed: 9 },
+    ])
+    expect(medianOf(pairs, (p) => p.probed - p.baseline)).toBe(1)
   })
 })
