@@ -2,7 +2,7 @@
 // trace, and no guest started.
 
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 
 const bin = fileURLToPath(new URL('../bin/probekit.js', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'probekit-run-'))
+const hello = fileURLToPath(new URL('../../kernel/fixtures/bin/hello', import.meta.url))
 
 function run(...args: string[]) {
   const r = spawnSync(process.execPath, [bin, 'run', ...args], {
@@ -32,7 +33,7 @@ describe('probekit run: files it cannot run', () => {
 
   it('a text file that is not a #! script', () => {
     const f = join(dir, 'notes.txt')
-    writeFileSync(f, 'echo hello\n'.repeat(8))
+    writeFileSync(f, 'echo hello\n'.repeat(8), { mode: 0o755 })
     oneLineError(run(f), /not an ELF file/)
   })
 
@@ -40,7 +41,7 @@ describe('probekit run: files it cannot run', () => {
     const f = join(dir, 'elf32')
     const b = new Uint8Array(64)
     b.set([0x7f, 0x45, 0x4c, 0x46, 1, 1, 1])
-    writeFileSync(f, b)
+    writeFileSync(f, b, { mode: 0o755 })
     oneLineError(run(f), /32-bit/)
   })
 
@@ -56,12 +57,25 @@ describe('probekit run: files it cannot run', () => {
 
   it('a directory', () => oneLineError(run(dir), /is a directory/))
 
+  // execve's EACCES, checked before anything is read: /dev/zero would otherwise be read forever.
+  it('a device, such as /dev/zero: not a regular file (EACCES), refused before it is read', () =>
+    oneLineError(
+      run('/dev/zero'),
+      /^probekit: \/dev\/zero: permission denied: not a regular file \(execve says EACCES\)\n$/,
+    ))
+
+  it('a file without execute permission (EACCES), as the shell would refuse it', () => {
+    const f = join(dir, 'not-executable')
+    copyFileSync(hello, f)
+    chmodSync(f, 0o644)
+    oneLineError(run(f), /not-executable: permission denied: it has no execute permission/)
+  })
+
   it('a bad --cpus value', () =>
     oneLineError(run('--cpus', 'lots', '/usr/bin/true'), /--cpus must be a whole number/))
 })
 
 describe('probekit run: arguments it refuses, each with one line and exit 2', () => {
-  const hello = fileURLToPath(new URL('../../kernel/fixtures/bin/hello', import.meta.url))
 
   it('--cpus beyond the guest kernel NR_CPUS (16)', () => {
     for (const n of ['17', '64', '0'])

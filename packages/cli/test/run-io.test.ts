@@ -66,7 +66,7 @@ const ECHO = elf([
 describe('probekit run: stdio and mounts', () => {
   it('gives the program the host stdin', () => {
     const prog = join(dir, 'echo')
-    writeFileSync(prog, ECHO)
+    writeFileSync(prog, ECHO, { mode: 0o755 })
     const r = spawnSync(process.execPath, [bin, 'run', prog], {
       input: 'through stdin\n',
       encoding: 'utf8',

@@ -2,7 +2,7 @@
 // run an x86-64 Linux executable (static or dynamically linked, or a #! script) on the emulated machine under the probekit
 // kernel, with the host's stdio, and exit with the program's status.
 
-import { openSync, readFileSync, readSync, statSync } from 'node:fs'
+import { openSync, readSync, statSync } from 'node:fs'
 import { posix, resolve } from 'node:path'
 import {
   checkExecutable,
@@ -11,7 +11,6 @@ import {
   isUprobeDefinition,
   Kernel,
   type KprobeDefinition,
-  RegularFile,
   signalName,
   syscallName,
 } from '@probekit/kernel'
@@ -32,6 +31,7 @@ import {
   parseDefinitions,
   readProbeFile,
 } from '../probes.js'
+import { readProgram } from '../read-program.js'
 import { StraceEngine } from '../strace/strace-engine.js'
 import { parseTraceQualifier } from '../strace/trace-filter.js'
 import { type ArmedUprobes, armUprobes, type ResolvedUprobe, resolveUprobe } from '../uprobe-events.js'
@@ -118,15 +118,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     if (isDir !== true)
       throw new CliError(`--mount ${spec}: ${isDir === false ? 'not a directory' : 'no such directory'}`)
   }
-  let bytes: Uint8Array
-  try {
-    bytes = new Uint8Array(readFileSync(program))
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code
-    throw new CliError(
-      `${program}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : 'cannot read it'}`,
-    )
-  }
+  const bytes = readProgram(program)
   // A #! script is run by its interpreter (binfmt_script); anything else must be an x86-64 ELF executable.
   const script = bytes[0] === 0x23 && bytes[1] === 0x21
   if (!script) {
@@ -176,10 +168,6 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   } else {
     // The host's /etc/passwd and /etc/group replace the kernel's minimal ones (root and nobody).
     kernel.vfs.mountHost('/', hostDirectory('/'), { readOnly: false, hide: ['/dev', '/proc', '/sys'] })
-    // The program named on the command line runs even without an execute bit (as under qemu-user);
-    // inside the guest, execve wants one, as Linux does.
-    const node = kernel.vfs.lookup(path)
-    if (node instanceof RegularFile) node.mode |= 0o111
   }
   for (const { host, guest } of mounts) kernel.vfs.mountHost(guest, hostDirectory(host))
   // User probes (a PATH in the probe point makes a definition one, as in tracefs) are found in the
