@@ -4,10 +4,13 @@
 export class CliError extends Error {
   constructor(
     message: string,
-    /** 2: the command line or its data is wrong; 1: it cannot be done right now. */
-    readonly exitCode: 1 | 2 = 2,
+    /** 2: the command line or its data is wrong; 1: it cannot be done right now; see EXIT_* for the rest. */
+    readonly exitCode: number = 2,
   ) {
     super(message)
     this.name = 'CliError'
   }
 }
+
+/** probekit run: the guest ran past --max-instructions (a runaway), as timeout(1) says its time ran out. */
+export const EXIT_BUDGET = 124

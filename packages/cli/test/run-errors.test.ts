@@ -76,7 +76,6 @@ describe('probekit run: files it cannot run', () => {
 })
 
 describe('probekit run: arguments it refuses, each with one line and exit 2', () => {
-
   it('--cpus beyond the guest kernel NR_CPUS (16)', () => {
     for (const n of ['17', '64', '0'])
       oneLineError(run('--cpus', n, hello), /--cpus must be a whole number from 1 to 16/)
@@ -144,5 +143,23 @@ describe('probekit run: arguments it refuses, each with one line and exit 2', ()
       /Invalid probed address or symbol \(column 7\): no kernel symbol 'no_such_function'/,
     )
     expect(existsSync(trace)).toBe(false)
+  })
+})
+
+describe.skipIf(!existsSync('/bin/busybox'))('probekit run: a runaway guest', () => {
+  it('stops at --max-instructions with one line and exit 124 (as timeout(1)), its output so far written', () => {
+    const r = run(
+      '--max-instructions',
+      '2000000',
+      '/bin/busybox',
+      'sh',
+      '-c',
+      'echo before; while :; do :; done',
+    )
+    expect.soft(r.stdout).toBe('before\n')
+    expect(r.stderr).toBe(
+      'probekit: /bin/busybox ran past the instruction budget (2000000); raise --max-instructions if it is not a runaway\n',
+    )
+    expect(r.code).toBe(124)
   })
 })

@@ -10,18 +10,11 @@
 // on an x86-64 Linux host; otherwise the tests are reported as skipped.
 
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { nodeHostDirectory } from './support/host-directory.js'
-import { runGuest } from './support/run.js'
-
-const BASH = '/bin/bash-static'
-const scripts = fileURLToPath(new URL('bash/', import.meta.url)).replace(/\/$/, '')
-const fixtureBin = fileURLToPath(new URL('../fixtures/bin', import.meta.url))
-const available = process.platform === 'linux' && process.arch === 'x64' && existsSync(BASH)
+import { available, BASH, emulated, env, scriptNames, scriptPath } from './support/bash-suite.js'
 
 /**
  * Lines a script may or may not print natively, by the host's scheduling.
@@ -43,9 +36,6 @@ const withoutRacy = (name: string, r: { stdout: string; stderr: string; status: 
   return { ...r, stderr }
 }
 
-/** The environment both runs get: external commands are found through PATH in the fixtures. */
-const env = (work: string) => ({ PATH: fixtureBin, WORK: work, LC_ALL: 'C' })
-
 function native(script: string) {
   const work = mkdtempSync(join(tmpdir(), 'probekit-bash-'))
   try {
@@ -61,24 +51,10 @@ function native(script: string) {
   }
 }
 
-function emulated(script: string) {
-  const r = runGuest(new Uint8Array(readFileSync(BASH)), [BASH, script], {
-    path: BASH,
-    env: Object.entries(env('/tmp')).map(([k, v]) => `${k}=${v}`),
-    memorySize: 256 * 1024 * 1024,
-    maxInstructions: 3_000_000_000,
-    setup: (k) => {
-      k.vfs.mountHost(fixtureBin, nodeHostDirectory(fixtureBin))
-      k.vfs.mountHost(scripts, nodeHostDirectory(scripts))
-    },
-  })
-  return { run: r, result: { stdout: r.stdout, stderr: r.stderr, status: r.status } }
-}
-
 describe.skipIf(!available)(`${BASH} runs scripts under the kernel as it does natively`, () => {
-  for (const name of readdirSync(scripts).filter((f) => f.endsWith('.sh'))) {
+  for (const name of scriptNames()) {
     it(name, { timeout: 60_000 }, () => {
-      const script = join(scripts, name)
+      const script = scriptPath(name)
       const want = native(script)
       // The native run really exercised the script (guards against an empty comparison).
       expect(want.stdout.length).toBeGreaterThan(0)

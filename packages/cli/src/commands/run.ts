@@ -15,7 +15,7 @@ import {
   syscallName,
 } from '@probekit/kernel'
 import { Optprobes } from '@probekit/optprobes'
-import { CliError } from '../cli-error.js'
+import { CliError, EXIT_BUDGET } from '../cli-error.js'
 import { readGuestImage } from '../guest-image.js'
 import type { HitFormat } from '../hit.js'
 import { hostDirectory } from '../host-directory.js'
@@ -181,6 +181,8 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   // Trace lines are probekit's own output: when they cannot be written (the
   // reader has gone, a full disk) the run has no point and stops here.
   let traceError = 0
+  // Hits whose line could not be written (from the failed write on), said at the end: nothing is lost silently.
+  let lostEvents = 0
   let armed: ArmedProbes | null = null
   let armedUprobes: ArmedUprobes | null = null
   const format: HitFormat = options.json ? 'json' : 'ftrace'
@@ -191,10 +193,14 @@ export function runCommand(program: string, args: readonly string[], options: Ru
         `${options.straceFile ? `--strace-file ${options.straceFile}` : 'strace output (stderr)'}: ${describeWriteError(straceError)}; the run was stopped`,
         1,
       )
-    if (traceError !== 0) return
+    if (traceError !== 0) {
+      lostEvents++
+      return
+    }
     const n = writeHost(traceFd, utf8(`${line}\n`))
     if (n < 0) {
       traceError = n
+      lostEvents++
       kernel.machine.stop('trace output failed')
     }
   }
@@ -270,7 +276,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   if (options.dmesg) io.stderr.write(`${kernel.printk.text()}\n`)
   if (traceError !== 0)
     throw new CliError(
-      `${options.trace ? `--trace ${options.trace}` : 'trace output (stderr)'}: ${describeWriteError(traceError)}; the run was stopped`,
+      `${options.trace ? `--trace ${options.trace}` : 'trace output (stderr)'}: ${describeWriteError(traceError)}; the run was stopped (${lostEvents} trace event${lostEvents === 1 ? '' : 's'} not written)`,
       1,
     )
   if (armed)
@@ -310,7 +316,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   if (result.reason === 'budget')
     throw new CliError(
       `${program} ran past the instruction budget (${budget}); raise --max-instructions if it is not a runaway`,
-      1,
+      EXIT_BUDGET,
     )
   throw new CliError(`${program} did not exit: ${result.detail}`, 1)
 }
