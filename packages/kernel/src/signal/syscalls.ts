@@ -120,9 +120,28 @@ export function registerSignalSyscalls(def: SyscallDef): void {
   })
 
   // kill of a pid, tkill and tgkill run in the guest (kernel/signal.c) down to send_signal's leaf;
-  // kill of a process group or of -1 comes here (to the caller's own process, for now).
-  def(62, 'kill', (ctx, pid, sig) => {
-    const t = ctx.kernel.tasks.get(pid > 0 ? pid : ctx.task.tgid)
-    return t && t.state !== 'zombie' ? sendSignal(ctx, t, sig) : -ESRCH
+  // kill of a process group (0: the caller's, -PGID) or of -1 (everyone) comes here, as
+  // kill_something_info: 0 when one process got it, else -ESRCH (or the last error).
+  def(62, 'kill', (ctx, pidArg, sig) => {
+    const pid = pidArg | 0 // pid_t: an int, whatever the register's upper half holds
+    if (pid > 0) {
+      const t = ctx.kernel.tasks.get(pid)
+      return t && t.state !== 'zombie' ? sendSignal(ctx, t, sig) : -ESRCH
+    }
+    if (sig < 0 || sig > NSIG) return -EINVAL
+    if (pid === -0x8000_0000) return -ESRCH // INT_MIN: its negation is not a pid
+    const pgid = pid === 0 ? ctx.task.pgid : -pid
+    let sent = 0
+    let err = -ESRCH
+    for (const t of ctx.kernel.tasks.values()) {
+      // One delivery per process (group_send_sig_info), to its leader, never to a zombie.
+      if (t.pid !== t.tgid || t.state === 'zombie') continue
+      // kill(-1): everyone but init and the caller's own process.
+      if (pid === -1 ? t.tgid === 1 || t.tgid === ctx.task.tgid : t.pgid !== pgid) continue
+      const r = sendSignal(ctx, t, sig)
+      if (r === 0) sent++
+      else err = r
+    }
+    return sent > 0 ? 0 : err
   })
 }
