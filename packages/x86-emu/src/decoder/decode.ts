@@ -1016,6 +1016,9 @@ export function decode(bytes: Uint8Array, address: number, offset = 0): Instruct
 
 /** Like decode, but returns the DecodeError instead of throwing it. */
 export function tryDecode(bytes: Uint8Array, address: number, offset = 0): Instruction | DecodeError {
+  // A caller's bug, not bytes that fail to decode: reading at a negative or fractional index would walk undefined bytes.
+  if (!(offset >= 0 && Number.isSafeInteger(offset)))
+    throw new RangeError(`decode: offset ${offset} is not an index`)
   try {
     return D.run(bytes, address, offset)
   } catch (e) {

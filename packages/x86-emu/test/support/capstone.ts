@@ -131,6 +131,13 @@ function neutralize(bytes: Uint8Array, which: (b: number) => boolean): Uint8Arra
   return n > 0 ? out : null
 }
 
+/** `bytes` completed with zeros to 15 bytes, to see what a truncated instruction decodes to. */
+function padded(bytes: Uint8Array): Uint8Array {
+  const out = new Uint8Array(Math.max(15, bytes.length))
+  out.set(bytes)
+  return out
+}
+
 const ok = (d: Decoded): d is Instruction => !(d instanceof DecodeError)
 const rejected = (d: Decoded) => d instanceof DecodeError && d.reason === 'invalid'
 const agree = (ours: Decoded, cs: CsInsn | null) =>
@@ -188,8 +195,10 @@ export const CAPSTONE_ALLOW_LIST: AllowEntry[] = [
       if (!rejected(d.ours) || d.cs === null || e.kind !== 'xop' || (d.bytes[e.at + 1] & 0x1f) !== 0x0a)
         return false
       const fixed = neutralize(d.bytes, isSse)
-      const r = fixed && d.decode(fixed)
+      let r = fixed && d.decode(fixed)
       if (!r || !d.bytes.subarray(0, e.at).includes(0x66)) return false
+      // Cut short inside the imm32: what the decoder reads once the bytes are there.
+      if (fixed && !ok(r) && r.reason === 'truncated') r = d.decode(padded(fixed))
       // With the full imm32 the instruction may exceed 15 bytes.
       return ok(r) ? r.length === d.cs.size + 2 : r.reason === 'too-long' && d.cs.size + 2 > 15
     },
@@ -250,6 +259,28 @@ export const CAPSTONE_ALLOW_LIST: AllowEntry[] = [
         : null,
   },
   {
+    id: 'stray-rex',
+    reason:
+      'SDM 2.2.1: a REX prefix not immediately before the opcode is ignored; capstone lets it change how it reads the other prefixes (66 48 F2 64 0F 7E C0 is movd eax, xmm0 to capstone, which rejects it with a null 3E in place of the 48)',
+    matches: (d) => {
+      const end = prefixEnd(d.bytes)
+      const fixed = new Uint8Array(d.bytes)
+      let n = 0
+      for (let i = 0; i < end - 1; i++)
+        if (isRex(fixed[i])) {
+          fixed[i] = 0x3e
+          n++
+        }
+      if (n === 0) return false
+      // The decoder must not see the difference; capstone must then agree (or be explained otherwise).
+      const ours = d.decode(fixed)
+      const same = ok(d.ours) ? ok(ours) && ours.length === d.ours.length : !ok(ours)
+      if (!same) return false
+      const cs = d.capstone.one(fixed)
+      return agree(ours, cs) || explain({ ...d, bytes: fixed, ours, cs }, 1) !== null
+    },
+  },
+  {
     id: 'movsxd-without-rexw',
     reason: 'SDM: 63 /r without REX.W is MOVSXD r32, r/m32 (valid, discouraged); capstone rejects it',
     matches: (d) => d.cs === null && ok(d.ours) && d.ours.map === 0 && d.ours.opcode === 0x63 && !d.ours.rexW,
@@ -268,37 +299,47 @@ export const CAPSTONE_ALLOW_LIST: AllowEntry[] = [
     id: 'ud0-ud1-modrm',
     reason:
       'SDM: UD0 (0F FF /r) and UD1 (0F B9 /r) have a ModRM byte; capstone decodes them as two-byte instructions',
-    matches: (d) =>
-      ok(d.ours) &&
-      (d.ours.mnemonic === 'ud0' || d.ours.mnemonic === 'ud1') &&
-      d.cs !== null &&
-      d.cs.mnemonic === d.ours.mnemonic &&
-      d.cs.size < d.ours.length,
+    matches: (d) => {
+      if (d.cs === null || (d.cs.mnemonic !== 'ud0' && d.cs.mnemonic !== 'ud1')) return false
+      // Cut short after the opcode, the decoder wants the ModRM (and what it implies) capstone does not read.
+      const ours = ok(d.ours) || d.ours.reason !== 'truncated' ? d.ours : d.decode(padded(d.bytes))
+      return ok(ours) && ours.mnemonic === d.cs.mnemonic && d.cs.size < ours.length
+    },
   },
   {
     id: 'jo-jno-66-rel16',
     reason:
       'capstone decodes 66 0F 80 / 66 0F 81 (jo/jno only) with a 16-bit displacement; Intel ignores 66 on near branches in 64-bit mode, as capstone does for the other jcc',
-    matches: (d) =>
-      ok(d.ours) &&
-      d.ours.map === 1 &&
-      (d.ours.opcode === 0x80 || d.ours.opcode === 0x81) &&
-      d.ours.operandSizePrefix &&
-      d.cs !== null &&
-      d.cs.size === d.ours.length - 2,
+    matches: (d) => {
+      // Cut short inside the rel32, the decoder wants the two bytes capstone does not read.
+      const ours = ok(d.ours) ? d.ours : d.ours.reason === 'truncated' ? d.decode(padded(d.bytes)) : d.ours
+      return (
+        ok(ours) &&
+        ours.map === 1 &&
+        (ours.opcode === 0x80 || ours.opcode === 0x81) &&
+        ours.operandSizePrefix &&
+        d.cs !== null &&
+        d.cs.size === ours.length - 2
+      )
+    },
   },
   {
     id: 'ret-imm16-66-rexw',
     reason:
       'capstone reads a 4-byte immediate for C2 (ret imm16) when both 66 and REX.W are present; the immediate is always 16 bits',
-    matches: (d) =>
-      ok(d.ours) &&
-      d.ours.map === 0 &&
-      d.ours.opcode === 0xc2 &&
-      d.ours.operandSizePrefix &&
-      d.ours.rexW &&
-      d.cs !== null &&
-      d.cs.size === d.ours.length + 2,
+    matches: (d) => {
+      if (
+        !ok(d.ours) ||
+        d.ours.map !== 0 ||
+        d.ours.opcode !== 0xc2 ||
+        !d.ours.operandSizePrefix ||
+        !d.ours.rexW
+      )
+        return false
+      // When the bytes end inside those 4, capstone rejects the instruction.
+      const cs = d.cs ?? d.capstone.one(padded(d.bytes))
+      return cs !== null && cs.size === d.ours.length + 2
+    },
   },
   {
     id: 'evex-ll-11',
@@ -349,4 +390,32 @@ export function explain(d: Disagreement, depth = 0): AllowEntry | null {
     if (agree(ours, cs) || (depth < 3 && explain({ ...d, bytes, ours, cs }, depth + 1))) return e
   }
   return null
+}
+
+export type Verdict =
+  | { kind: 'same' | 'both-rejected' }
+  | { kind: 'allowed'; id: string }
+  | { kind: 'unexplained'; message: string }
+
+const hexBytes = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, '0')).join(' ')
+
+/**
+ * The decoder's result for `bytes` (at `address`) against capstone's:
+ * the same length, both rejected, an allow-listed disagreement, or an
+ * unexplained one described with its hex bytes.
+ */
+export function judge(
+  bytes: Uint8Array,
+  address: number,
+  ours: Decoded,
+  capstone: CapstoneX64,
+  decode: (bytes: Uint8Array) => Decoded,
+): Verdict {
+  const cs = capstone.one(bytes, address)
+  if (agree(ours, cs)) return { kind: ok(ours) ? 'same' : 'both-rejected' }
+  const entry = explain({ bytes, ours, cs, decode, capstone })
+  if (entry) return { kind: 'allowed', id: entry.id }
+  const mine = ok(ours) ? `${ours.mnemonic} (${ours.length} bytes)` : ours.reason
+  const theirs = cs ? `${cs.mnemonic} ${cs.opStr} (${cs.size} bytes)` : 'rejected'
+  return { kind: 'unexplained', message: `${hexBytes(bytes)}: decoder ${mine}, capstone ${theirs}` }
 }
