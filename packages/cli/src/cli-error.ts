@@ -14,3 +14,9 @@ export class CliError extends Error {
 
 /** probekit run: the guest ran past --max-instructions (a runaway), as timeout(1) says its time ran out. */
 export const EXIT_BUDGET = 124
+
+/** probekit run: stopped by a second Ctrl-C (the first went to the program as SIGINT), as 128 + SIGINT. */
+export const EXIT_INTERRUPTED = 130
+
+/** probekit run: a probe handler threw and the kernel oopsed (EX_SOFTWARE: a bug, reported with the oops). */
+export const EXIT_OOPS = 70

@@ -12,9 +12,18 @@
 //   TYPE[N]                           an array of those
 //
 // A fetch that faults (ftrace's "(fault)") is null, and its name (NAME[i]
-// for an array's element) is listed in "faults".
+// for an array's element) is listed in "faults". A hit is written at all
+// only when its event's filter (-f) matches it (hitPasses).
 
-import { type FetchContext, fetchArg, type ProbeArg, traceLine } from '@probekit/kernel'
+import {
+  eventFilterMatches,
+  type FetchContext,
+  fetchArg,
+  type ProbeArg,
+  probeHitRecord,
+  traceLine,
+} from '@probekit/kernel'
+import type { ArmedFilter } from './event-filters.js'
 
 /** What a probe handler saw: enough for the ftrace line and the JSON object. */
 export interface Hit {
@@ -168,4 +177,12 @@ export type HitFormat = 'ftrace' | 'json'
 
 export function formatHit(hit: Hit, format: HitFormat): string {
   return format === 'json' ? hitJson(hit) : hitLine(hit)
+}
+
+/** Is the hit written: its event has no filter (-f), or the filter matches the hit's fields? */
+export function hitPasses(armed: ArmedFilter | undefined, hit: Hit): boolean {
+  return (
+    armed === undefined ||
+    eventFilterMatches(armed.filter, probeHitRecord({ ...hit, eventType: armed.eventType }))
+  )
 }

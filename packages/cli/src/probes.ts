@@ -28,8 +28,9 @@ import {
 import { EILSEQ, type Kprobe, Kprobes, type Kretprobe, recoverInstruction } from '@probekit/kprobes'
 import { tryDecode } from '@probekit/x86-emu'
 import { CliError } from './cli-error.js'
+import type { EventFilters } from './event-filters.js'
 import { readGuestImage } from './guest-image.js'
-import { formatHit, type HitFormat } from './hit.js'
+import { formatHit, type Hit, type HitFormat, hitPasses } from './hit.js'
 
 /** The group of an event defined without one, as tracefs names it (kprobe_events, uprobe_events). */
 const DEFAULT_GROUPS = new Set(['kprobes', 'uprobes'])
@@ -62,6 +63,12 @@ function parseLine(line: string, kallsyms?: Kallsyms): ReturnType<typeof parsePr
 
 let guestKallsyms: Kallsyms | undefined
 
+/** The guest kernel's symbols (read from its image once). */
+export function guestKernelSymbols(): Kallsyms {
+  guestKallsyms ??= imageKallsyms(parseElf(readGuestImage()))
+  return guestKallsyms
+}
+
 /**
  * Parse every definition first, so a typo stops the run before anything
  * starts, with the guest kernel's symbols (or the ones given) for the checks
@@ -75,7 +82,7 @@ export function parseDefinitions(
   origins?: readonly (string | undefined)[],
 ): ProbeDefinition[] {
   const events = new Set<string>()
-  if (!kallsyms && lines.length > 0) kallsyms = guestKallsyms ??= imageKallsyms(parseElf(readGuestImage()))
+  if (!kallsyms && lines.length > 0) kallsyms = guestKernelSymbols()
   return lines.map((line, i) => {
     const origin = origins?.[i]
     const at = (message: string) => (origin === undefined ? message : `${origin}: ${message}`)
@@ -125,7 +132,7 @@ export function readProbeFile(file: string): { line: string; origin: string }[] 
 export interface ArmedProbes {
   kprobes: Kprobes
   returnProbes: Map<string, Kretprobe>
-  /** Per GRP/EVENT: the hits written, and the misses as kprobe_profile counts them (nmissed). */
+  /** Per GRP/EVENT: the hits (filtered out or not), and the misses as kprobe_profile counts them (nmissed). */
   profile: Map<string, { hits: number; misses: () => number }>
 }
 
@@ -157,12 +164,14 @@ function onInstructionBoundary(kernel: Kernel, kprobes: Kprobes, start: number, 
  * past SYM's end it is the next function's (a function entry if it is that
  * function's first byte), and in the alignment padding after a function's
  * last instruction it is accepted on an instruction boundary and never fires.
+ * A hit its event's filter (-f) does not match is counted, not written.
  */
 export function armProbes(
   kernel: Kernel,
   defs: readonly KprobeDefinition[],
   emit: (line: string) => void,
   format: HitFormat = 'ftrace',
+  filters?: EventFilters,
 ): ArmedProbes {
   const kprobes = new Kprobes(kernel)
   const returnProbes = new Map<string, Kretprobe>()
@@ -204,6 +213,7 @@ export function armProbes(
     }
     const place = 'address' in t ? { addr } : { symbol_name: t.symbol, offset: t.offset }
     const stats = { hits: 0, misses: () => 0 }
+    const filter = filters?.get(eventKey(d))
     const record = (
       regs: PtRegsFrame,
       where: string,
@@ -214,27 +224,24 @@ export function armProbes(
       const cpu = kernel.machine.cpus[kprobes.smp_processor_id()]
       const task = kernel.current(cpu)
       const ctx: FetchContext = { kernel, regs, task, entryArgs }
+      // kprobe_dispatcher counts every hit (nhit); the filter decides at commit.
       stats.hits++
-      emit(
-        formatHit(
-          {
-            comm: task.comm,
-            pid: task.pid,
-            cpu: cpu.id,
-            nanoseconds: kernel.machine.cycles(cpu.id),
-            group: d.group,
-            event: d.event,
-            probe: d.kind === 'r' ? 'r' : 'p',
-            address: probed,
-            symbol: ks.format(probed),
-            returnAddress,
-            where,
-            ctx,
-            args: d.args,
-          },
-          format,
-        ),
-      )
+      const hit: Hit = {
+        comm: task.comm,
+        pid: task.pid,
+        cpu: cpu.id,
+        nanoseconds: kernel.machine.cycles(cpu.id),
+        group: d.group,
+        event: d.event,
+        probe: d.kind === 'r' ? 'r' : 'p',
+        address: probed,
+        symbol: ks.format(probed),
+        returnAddress,
+        where,
+        ctx,
+        args: d.args,
+      }
+      if (hitPasses(filter, hit)) emit(formatHit(hit, format))
     }
     let ret: number
     if (d.kind === 'p') {

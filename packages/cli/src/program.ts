@@ -112,6 +112,12 @@ function createProgram(io: CliIo): Command {
       collect,
       [],
     )
+    .option(
+      '-f, --filter <event:filter>',
+      "EVENT:FILTER, an ftrace event filter (the events/*/filter syntax): EVENT's hits are written only when FILTER matches them, e.g. 'myprobe:comm == \"sh\" && dfd == -100' (EVENT a probe's event name or GROUP/EVENT); repeatable",
+      collect,
+      [],
+    )
     .option('-t, --trace <file>', 'write probe hits (ftrace lines) to this file instead of stderr')
     .option(
       '--stats',

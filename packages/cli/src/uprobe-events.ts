@@ -29,7 +29,8 @@ import {
 } from '@probekit/kernel'
 import { type UprobeConsumer, uprobesOf } from '@probekit/uprobes'
 import { CliError } from './cli-error.js'
-import { formatHit, type HitFormat } from './hit.js'
+import type { EventFilters } from './event-filters.js'
+import { formatHit, type Hit, type HitFormat, hitPasses } from './hit.js'
 
 const STT_OBJECT = 1
 const STT_FUNC = 2
@@ -174,20 +175,22 @@ const REASONS: Record<number, string> = {
 /** What armUprobes placed: each definition's consumer, for unregistering. */
 export interface ArmedUprobes {
   probes: { resolved: ResolvedUprobe; consumer: UprobeConsumer }[]
-  /** Per GRP/EVENT: the hits written (uprobes count no misses). */
+  /** Per GRP/EVENT: the hits, filtered out or not (uprobes count no misses). */
   profile: Map<string, { hits: number; misses: () => number }>
 }
 
 /**
  * Register each resolved probe with uprobe_register, on the file's inode: every process that maps
  * it executable, now (as the program just spawned, before its first instruction) or later (exec,
- * a library's mmap, a fork's copy), gets the breakpoint. Every hit calls emit(line).
+ * a library's mmap, a fork's copy), gets the breakpoint. Every hit its event's filter (-f) matches
+ * calls emit(line).
  */
 export function armUprobes(
   kernel: Kernel,
   resolved: readonly ResolvedUprobe[],
   emit: (line: string) => void,
   format: HitFormat = 'ftrace',
+  filters?: EventFilters,
 ): ArmedUprobes {
   const up = uprobesOf(kernel)
   const probes: ArmedUprobes['probes'] = []
@@ -195,6 +198,7 @@ export function armUprobes(
   for (const r of resolved) {
     const d = r.def
     const stats = { hits: 0, misses: () => 0 }
+    const filter = filters?.get(`${d.group}/${d.event}`)
     const record = (regs: PtRegsFrame, hitVaddr: number, where: string, returnAddress?: number) => {
       // Linux's current: the thread that hit the probe, on the CPU it runs on.
       const task = up.current
@@ -207,26 +211,23 @@ export function armUprobes(
         user: true,
         fileAddress: (o: number) => fileAddress(r, hitVaddr, o),
       }
+      // uprobe_dispatcher counts every hit (nhit); the filter decides at commit.
       stats.hits++
-      emit(
-        formatHit(
-          {
-            comm: task.comm,
-            pid: task.pid,
-            cpu,
-            nanoseconds: kernel.machine.cycles(cpu),
-            group: d.group,
-            event: d.event,
-            probe: d.kind === 'r' ? 'r' : 'p',
-            address: hitVaddr,
-            returnAddress,
-            where,
-            ctx,
-            args: d.args,
-          },
-          format,
-        ),
-      )
+      const hit: Hit = {
+        comm: task.comm,
+        pid: task.pid,
+        cpu,
+        nanoseconds: kernel.machine.cycles(cpu),
+        group: d.group,
+        event: d.event,
+        probe: d.kind === 'r' ? 'r' : 'p',
+        address: hitVaddr,
+        returnAddress,
+        where,
+        ctx,
+        args: d.args,
+      }
+      if (hitPasses(filter, hit)) emit(formatHit(hit, format))
     }
     const consumer: UprobeConsumer =
       d.kind === 'p'

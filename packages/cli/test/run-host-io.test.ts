@@ -132,7 +132,8 @@ describe.skipIf(!existsSync('/dev/full'))('probekit run: trace output that canno
     })
     expect({ status: r.status, stderr: r.stderr }).toEqual({
       status: 1,
-      stderr: 'probekit: --trace /dev/full: no space left on device (ENOSPC); the run was stopped (1 trace event not written)\n',
+      stderr:
+        'probekit: --trace /dev/full: no space left on device (ENOSPC); the run was stopped (1 trace event not written)\n',
     })
     expect(r.stdout).toBe('hello, world\n')
   })

@@ -67,6 +67,7 @@ import { Printk } from './printk.js'
 import { registerCopyProcess } from './process/copy-process.js'
 import { type ExitStatus, exitStatus, TaskExit } from './process/exit.js'
 import { Futexes } from './process/futex.js'
+import { Pids } from './process/pid.js'
 import { defaultRlimits } from './process/rlimits.js'
 import { Scheduler } from './sched/core.js'
 import { GuestTasks } from './sched/guest-task.js'
@@ -101,6 +102,12 @@ export interface KernelOptions {
   consoleIsTty?: boolean
   /** Bytes for stdin (EOF after them), or a function called for each read (an empty result is EOF). */
   stdin?: Uint8Array | ((max: number) => Uint8Array)
+  /**
+   * Called on every timer tick of CPU 0, inside the guest's timer interrupt: a point fixed by guest
+   * time, where the host may act on what happened outside it (a Ctrl-C: ttyIsig) without making the
+   * run depend on when the host looked.
+   */
+  hostTick?: () => void
 }
 
 export class Kernel {
@@ -143,7 +150,8 @@ export class Kernel {
   /** Called for each file mapping made with PROT_EXEC (mmap, and each text segment exec maps): uprobe_mmap's hook. */
   readonly mmapHooks: ((task: Task, vma: Vma) => void)[] = []
   jiffies = 0
-  private nextPid = 1
+  /** Pid allocation, pid_max and threads-max. */
+  readonly pids: Pids
   private booting = false
   /** The first process (pid 1): orphans' new parent; its exit ends the run. */
   init: Task | null = null
@@ -165,6 +173,8 @@ export class Kernel {
       timer: { period: options.tickCycles ?? 100_000, vector: TIMER_VECTOR },
     })
     this.image = loadGuestImage(this.machine, options.image)
+    this.pids = new Pids(this.machine.memory.size)
+    this.pids.registerSysctls(this.sysctls)
     this.guestTasks = new GuestTasks(this.machine, this.symbol('ret_from_fork'))
     this.guestFiles = new GuestFiles(this.machine)
     this.pageCache = new PageCache(this.machine.memory, this.machine.frames)
@@ -351,7 +361,11 @@ export class Kernel {
       mm.release()
       throw e
     }
-    const pid = this.nextPid++
+    const pid = this.allocPid()
+    if (pid < 0) {
+      mm.release()
+      throw new ExecError(-pid, `${path}: ${errnoMessage(pid)}`)
+    }
     const task = new Task(pid, pid, null, basename(path), mm, files)
     this.attachGuestTask(task)
     task.cwd = cwd
@@ -483,8 +497,9 @@ export class Kernel {
     return out
   }
 
+  /** A new task's pid, or -EAGAIN (none free below pid_max). */
   allocPid(): number {
-    return this.nextPid++
+    return this.pids.alloc(this.tasks)
   }
 
   /** Give a task its struct task_struct and kernel stack; a new one first runs through ret_from_fork. */

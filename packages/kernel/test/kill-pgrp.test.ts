@@ -24,7 +24,10 @@ kill -0 0; echo zero=$?
 
 describe.skipIf(!available)('kill of a process group', () => {
   it('reaches every process of the group, as natively', () => {
-    const native = spawnSync(BUSYBOX, ['sh', '-c', SCRIPT], { detached: true, encoding: 'utf8', env: {} })
+    // detached: setsid() in the child, so its group holds only the script's processes (spawnSync
+    // honours it, though its option type leaves it out).
+    const inItsOwnSession = { detached: true, encoding: 'utf8' as const, env: {} }
+    const native = spawnSync(BUSYBOX, ['sh', '-c', SCRIPT], inItsOwnSession)
     expect(native.stdout).toContain('child TERM')
     const r = runGuest(new Uint8Array(readFileSync(BUSYBOX)), [BUSYBOX, 'sh', '-c', SCRIPT], {
       path: BUSYBOX,

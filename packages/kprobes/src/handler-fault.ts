@@ -19,13 +19,24 @@ export class HandlerFaulted {
   ) {}
 }
 
-/** Linux's oops lines for an unhandled kernel-mode fault at addr (no exception-table entry: host code has none). */
-export function oopsLines(fault: CpuFault, where: string): string[] {
-  const head =
-    fault.vector === Vector.PF
-      ? Math.abs(fault.address) < 4096
-        ? `BUG: unable to handle kernel NULL pointer dereference at ${formatLinear(fault.address).slice(2)}`
-        : `BUG: unable to handle kernel paging request at ${formatLinear(fault.address).slice(2)}`
-      : `general protection fault: ${fault.errorCode.toString(16).padStart(4, '0')} [#1] SMP`
-  return [head, `IP: ${where}`, 'Oops: a kprobe handler faulted and no fault_handler handled it']
+/**
+ * Linux's report of an unhandled kernel-mode fault at addr (no exception-table entry: host code has
+ * none): the BUG line and IP: (the oops' headline), then die()'s "Oops"/"general protection fault" line.
+ */
+export function faultOops(
+  fault: CpuFault,
+  where: string,
+): { bug: string[]; die: { str: string; err: number } } {
+  if (fault.vector === Vector.PF) {
+    const at = formatLinear(fault.address).slice(2)
+    const head =
+      Math.abs(fault.address) < 4096
+        ? `BUG: unable to handle kernel NULL pointer dereference at ${at}`
+        : `BUG: unable to handle kernel paging request at ${at}`
+    return { bug: [head, `IP: ${where}`], die: { str: 'Oops', err: fault.errorCode } }
+  }
+  return {
+    bug: [`general protection fault: ${fault.detail || `trap ${fault.vector}`}`, `IP: ${where}`],
+    die: { str: 'general protection fault', err: fault.errorCode },
+  }
 }

@@ -5,15 +5,18 @@
 // post_handler, DIE_GPF/DIE_PAGE_FAULT during the step go to fault_handler.
 
 import {
+  describeException,
   HC_JPROBE_ENTRY,
   HC_KRETPROBE_TRAMPOLINE,
   type Kernel,
+  kernelOopsed,
+  oops,
   PERCPU_TOP_OF_STACK,
   PT_REGS,
   PT_REGS_SIZE,
   type Task,
 } from '@probekit/kernel'
-import { type Cpu, CpuFault, Vector } from '@probekit/x86-emu'
+import { type Cpu, CpuFault, formatLinear, Vector } from '@probekit/x86-emu'
 import {
   archArmKprobe,
   archCopyKprobe,
@@ -26,7 +29,7 @@ import {
   X86_EFLAGS_TF,
 } from './arch-x86.js'
 import { E2BIG, EEXIST, EILSEQ, EINVAL, ENOENT } from './errno.js'
-import { HandlerFaulted, oopsLines } from './handler-fault.js'
+import { faultOops, HandlerFaulted } from './handler-fault.js'
 import { InsnSlotCache } from './insn-slot.js'
 import {
   type Jprobe,
@@ -61,6 +64,17 @@ import type { KprobeOptimizer } from './optimizer.js'
 /** A kretprobe's instance pool (the free list of struct kretprobe). */
 interface KretprobePool {
   free: KretprobeInstance[]
+}
+
+/**
+ * Where a handler is called from, for the oops of one that throws: which of the probe's functions
+ * (a kretprobe's pre_handler runs its entry_handler, the trampoline its handler, a jprobe's stub its
+ * entry) and the registers of the context it runs for.
+ */
+interface HandlerSite {
+  kind: 'pre_handler' | 'post_handler' | 'fault_handler' | 'break_handler' | 'handler' | 'entry'
+  probe: Kprobe | null
+  regs: PtRegs
 }
 
 // enum die_val and notifier return values (include/linux/kdebug.h, notifier.h)
@@ -371,7 +385,16 @@ export class Kprobes {
     ri.rp = rp
     ri.task = this.kernel.current(cpu)
     ri.data.fill(0)
-    if (rp.entry_handler && rp.entry_handler(ri, regs) !== 0) {
+    let skip: boolean
+    try {
+      skip = rp.entry_handler != null && rp.entry_handler(ri, regs) !== 0
+    } catch (e) {
+      // An entry_handler that threw (an oops): the instance goes back, the return is not hooked.
+      ri.task = null
+      pool.free.push(ri)
+      throw e
+    }
+    if (skip) {
       // Not traced this time; not a miss either.
       ri.task = null
       pool.free.push(ri)
@@ -455,7 +478,7 @@ export class Kprobes {
         if (rp?.handler) {
           kcb.current = rp.kp as RegisteredKprobe
           ri.ret_addr = correct
-          this.callHandler(c.id, () => rp.handler?.(ri, regs) ?? 0)
+          this.callHandler(c.id, { kind: 'handler', probe: rp.kp, regs }, () => rp.handler?.(ri, regs) ?? 0)
           kcb.current = this.busyKprobe
         }
         list.splice(list.indexOf(ri), 1)
@@ -652,6 +675,7 @@ export class Kprobes {
     try {
       this.callHandler(
         cpu,
+        { kind: 'entry', probe: jp.kp, regs },
         () => {
           try {
             jp.entry(...args)
@@ -787,8 +811,10 @@ export class Kprobes {
     ap.post_handler = ap.list.some((c) => c.post_handler)
       ? (_p, regs, flags) => this.aggrPostHandler(ap, regs, flags)
       : null
-    // ap->break_handler likewise, while a jprobe is a child (aggr_break_handler).
-    ap.break_handler = ap.list.some((c) => c.break_handler) ? (_p, regs) => this.aggrBreakHandler(regs) : null
+    // ap->break_handler once a jprobe is a child (aggr_break_handler). It stays when the jprobe
+    // leaves: a CPU may still be in its entry, and its jprobe_return int3 comes during unregister's
+    // grace period; aggr_break_handler acts only for the jprobe whose setjmp ran on that CPU.
+    if (ap.list.some((c) => c.break_handler)) ap.break_handler = (_p, regs) => this.aggrBreakHandler(regs)
   }
 
   /** The aggregate is disarmed only when every child is disabled. */
@@ -826,6 +852,7 @@ export class Kprobes {
   private aggrFaultHandler(ap: AggrKprobe, regs: PtRegs, trapnr: number): number {
     for (const kp of [...ap.list]) {
       if (kprobeDisabled(kp) || !kp.fault_handler) continue
+      this.kprobeInstance = kp
       if (kp.fault_handler(kp, regs, trapnr) !== 0) return 1
     }
     return 0
@@ -869,7 +896,14 @@ export class Kprobes {
     kcb.current = p
     kcb.kprobe_status = KPROBE_HIT_ACTIVE
     try {
-      if (p.pre_handler) this.callHandler(cpu, () => p.pre_handler?.(p, regs) ?? 0, p, regs)
+      if (p.pre_handler)
+        this.callHandler(
+          cpu,
+          { kind: 'pre_handler', probe: p, regs },
+          () => p.pre_handler?.(p, regs) ?? 0,
+          p,
+          regs,
+        )
     } finally {
       kcb.current = null
     }
@@ -1031,7 +1065,14 @@ export class Kprobes {
       // No probe, a probe running (Linux <= 4.14): jprobe_return's int3 goes to its break_handler,
       // which puts the probed function's context back; its first instruction then runs as usual.
       const cur = kcb.current
-      if (cur?.break_handler && this.callHandler(cpu, () => cur.break_handler?.(cur, regs) ?? 0) !== 0) {
+      if (
+        cur?.break_handler &&
+        this.callHandler(
+          cpu,
+          { kind: 'break_handler', probe: cur, regs },
+          () => cur.break_handler?.(cur, regs) ?? 0,
+        ) !== 0
+      ) {
         this.setupSingleStep(cur, regs, kcb, false)
         return true
       }
@@ -1049,7 +1090,16 @@ export class Kprobes {
     }
     this.setCurrentKprobe(p, regs, kcb)
     kcb.kprobe_status = KPROBE_HIT_ACTIVE
-    if (p.pre_handler && this.callHandler(cpu, () => p.pre_handler?.(p, regs) ?? 0, p, regs) !== 0) {
+    if (
+      p.pre_handler &&
+      this.callHandler(
+        cpu,
+        { kind: 'pre_handler', probe: p, regs },
+        () => p.pre_handler?.(p, regs) ?? 0,
+        p,
+        regs,
+      ) !== 0
+    ) {
       // The handler redirected execution: no single-step, no post_handler. A jprobe's setjmp keeps
       // current_kprobe for its break_handler.
       if (!this.jprobeCtlblks.get(cpu)?.jp) kcb.current = null
@@ -1118,6 +1168,7 @@ export class Kprobes {
       kcb.kprobe_status = KPROBE_HIT_SSDONE
       this.callHandler(
         cpu,
+        { kind: 'post_handler', probe: cur, regs },
         () => {
           cur.post_handler?.(cur, regs, 0)
           return 0
@@ -1142,7 +1193,11 @@ export class Kprobes {
     const handled =
       kcb.kprobe_status === KPROBE_HIT_SS &&
       cur.fault_handler != null &&
-      this.callHandler(cpu, () => cur.fault_handler?.(cur, regs, trapnr) ?? 0) !== 0
+      this.callHandler(
+        cpu,
+        { kind: 'fault_handler', probe: cur, regs },
+        () => cur.fault_handler?.(cur, regs, trapnr) ?? 0,
+      ) !== 0
     // Either way the step is over: put ip back on the original instruction (where the fault
     // handler or the exception table expects it) and restore the interrupted flags.
     const nowIp = regs.get('ip')
@@ -1157,14 +1212,18 @@ export class Kprobes {
 
   /**
    * Run a handler on behalf of CPU `cpu`. `instance` is the probe whose fault_handler
-   * answers for faults in it (null: nobody - a fault there oopses, as in Linux).
+   * answers for faults in it (null: nobody - a fault there oopses, as in Linux). A handler
+   * that throws is an oops (handlerOops): it returned 0, and the machine stops after this trap.
    */
   private callHandler(
     cpu: number,
+    site: HandlerSite,
     fn: () => number,
     instance: Kprobe | null = null,
     regs: PtRegs | null = null,
   ): number {
+    // After an oops no more handlers run (the rest of an aggregate's or a trampoline's, in this trap).
+    if (kernelOopsed(this.kernel)) return 0
     const outerCpu = this.handlerCpu
     const outerInstance = this.kprobeInstance
     const outerRegs = this.handlerRegs
@@ -1178,13 +1237,50 @@ export class Kprobes {
     } catch (e) {
       // A faulted handler ends where it faulted; it returned nothing (after an oops the machine is stopping).
       if (e instanceof HandlerFaulted) return 0
-      throw e
+      // The caller goes on as after a 0 (its state stays whole: the step set up, the instance recycled).
+      this.handlerOops(cpu, site, e)
+      return 0
     } finally {
       this.kernel.preemptCount--
       this.handlerCpu = outerCpu
       this.kprobeInstance = outerInstance
       this.handlerRegs = outerRegs
     }
+  }
+
+  /**
+   * A handler threw: the kernel's report of a module that oopsed in it - the probe, which of its
+   * functions (and that function's name), the registers of the probed context, the JavaScript stack.
+   * The probe stays registered and armed (Linux disables nothing); the machine has stopped for good,
+   * and unregistering it still puts the original bytes back.
+   */
+  private handlerOops(cpu: number, site: HandlerSite, e: unknown): void {
+    // An aggregate's child, or the probe whose pre/post/fault handler ran.
+    const p =
+      site.kind.endsWith('_handler') && site.kind !== 'break_handler'
+        ? (this.kprobeInstance ?? site.probe)
+        : site.probe
+    const rp = p ? this.kretprobes.get(p) : undefined
+    const jp = p ? this.jprobes.get(p) : undefined
+    let what = `${rp ? 'kretprobe' : jp ? 'jprobe' : 'kprobe'} ${site.kind}`
+    let fn: unknown
+    if (rp && site.kind === 'pre_handler') {
+      what = 'kretprobe entry_handler'
+      fn = rp.entry_handler
+    } else if (rp && site.kind === 'handler') fn = rp.handler
+    else if (jp && site.kind === 'entry') fn = jp.entry
+    else if (p && site.kind !== 'handler' && site.kind !== 'entry') fn = p[site.kind]
+    const addr = p?.addr
+    const at = addr != null ? `${this.kernel.kallsyms.format(addr)} [at ${formatLinear(addr)}]` : 'a probe'
+    // Its own name, not the field's (an arrow function in an object literal is named after the field).
+    const name = typeof fn === 'function' && fn.name && !what.endsWith(` ${fn.name}`) ? fn.name : null
+    oops(this.kernel, {
+      bug: [`BUG: ${what} for ${at} raised ${describeException(e)}`],
+      info: name ? [`Handler: ${name}`] : [],
+      cpu,
+      regs: site.regs,
+      error: e,
+    })
   }
 
   // ---------------------------------------------------------------- memory from handlers
@@ -1252,16 +1348,25 @@ export class Kprobes {
     const regs = this.handlerRegs
     if (cur && inHandler && instance && regs) {
       this.incNmissed(cur)
-      if (instance.fault_handler && instance.fault_handler(instance, regs, trapnr) !== 0)
-        return new HandlerFaulted(trapnr, true)
+      if (instance.fault_handler) {
+        let handled: number
+        try {
+          handled = instance.fault_handler(instance, regs, trapnr)
+        } catch (e) {
+          if (e instanceof HandlerFaulted) throw e
+          this.handlerOops(c.id, { kind: 'fault_handler', probe: instance, regs }, e)
+          return new HandlerFaulted(trapnr, false)
+        }
+        if (handled !== 0) return new HandlerFaulted(trapnr, true)
+      }
     }
     const where =
       instance?.addr != null
         ? `handler of the probe at ${this.kernel.kallsyms.format(instance.addr)}`
         : 'a kprobe handler'
-    const lines = oopsLines(fault, where)
-    for (const line of lines) this.kernel.printk.log(this.kernel.jiffies, line)
-    this.kernel.machine.stop(lines.join('; '), true)
+    // The JavaScript stack here runs through the handler that faulted (peek/poke called from it).
+    const trace = new Error(`#${trapnr} in a kprobe handler`)
+    oops(this.kernel, { ...faultOops(fault, where), cpu: c.id, regs, error: trace })
     return new HandlerFaulted(trapnr, false)
   }
 }

@@ -131,7 +131,7 @@ describe('faults in handlers', () => {
       }
       expect(kp.register_kprobe(p)).toBe(0)
       const { result } = k.run(100_000)
-      expect(result.reason).toBe('error')
+      expect(result.reason).toBe('oops')
       expect(result.detail).toMatch(
         /^BUG: unable to handle kernel NULL pointer dereference at 0+10; IP: handler of the probe at do_syscall_64\+0x0/,
       )

@@ -23,6 +23,7 @@ import {
   type Vma,
 } from '@probekit/kernel'
 import { arch_uprobe_analyze_insn, MAX_UINSN_BYTES } from './arch-x86.js'
+import { callUprobeUser } from './handler-oops.js'
 import type { Uprobe } from './uprobe.js'
 import {
   UPROBE_FILTER_MMAP,
@@ -125,7 +126,7 @@ export class InodeUprobes {
           byVaddr.delete(vaddr)
           continue
         }
-        if (!this.wanted(probe, inst.mm, UPROBE_FILTER_UNREGISTER)) this.uninstall(probe, tgid, inst)
+        if (!this.wanted(probe, inst.mm, vaddr, UPROBE_FILTER_UNREGISTER)) this.uninstall(probe, tgid, inst)
         else if (inst.ret && !probe.consumers.some((c) => c.ret_handler)) {
           this.procs.unregister_uretprobe(inst.ret)
           inst.ret = null
@@ -168,9 +169,14 @@ export class InodeUprobes {
     return out
   }
 
-  /** filter_chain: does some consumer want this address space? (no filter: every one) */
-  private wanted(probe: InodeUprobe, mm: Mm, ctx: number): boolean {
-    return probe.consumers.some((c) => !c.filter || c.filter(c, ctx, mm))
+  /** filter_chain: does some consumer want this address space (probed at vaddr)? (no filter: every one) */
+  private wanted(probe: InodeUprobe, mm: Mm, vaddr: number, ctx: number): boolean {
+    const site = { what: 'uprobe consumer filter', vaddr, mm, regs: null }
+    return probe.consumers.some(
+      (c) =>
+        !c.filter ||
+        callUprobeUser(this.kernel, { ...site, fn: c.filter }, () => c.filter?.(c, ctx, mm) ?? true, false),
+    )
   }
 
   /** uprobe_mmap: an executable mapping of a probed file was just made in task's mm. */
@@ -199,13 +205,13 @@ export class InodeUprobes {
       byVaddr.delete(vaddr)
       inst = undefined
     }
-    if (!this.wanted(probe, task.mm, ctx)) return 0
+    if (!this.wanted(probe, task.mm, vaddr, ctx)) return 0
     if (!inst) {
       const mm = task.mm
       const entry: Uprobe = {
         pid: task.pid,
         vaddr,
-        handler: (_u, regs) => this.handlerChain(probe, task.tgid, mm, regs),
+        handler: (_u, regs) => this.handlerChain(probe, task.tgid, mm, vaddr, regs),
       }
       const ret = this.procs.register_uprobe(entry)
       if (ret !== 0) return ret
@@ -216,7 +222,15 @@ export class InodeUprobes {
       const rp: Uretprobe = {
         u: { pid: task.pid, vaddr },
         handler: (ri, regs) => {
-          for (const c of [...probe.consumers]) c.ret_handler?.(c, ri.func, regs)
+          const site = { what: 'uprobe consumer ret_handler', vaddr: ri.func, mm: task.mm, regs }
+          for (const c of [...probe.consumers])
+            if (c.ret_handler)
+              callUprobeUser(
+                this.kernel,
+                { ...site, fn: c.ret_handler },
+                () => c.ret_handler?.(c, ri.func, regs),
+                0,
+              )
         },
       }
       const ret = this.procs.register_uretprobe(rp)
@@ -236,11 +250,14 @@ export class InodeUprobes {
    * handler_chain: every consumer's handler in registration order. If each asked UPROBE_HANDLER_REMOVE,
    * the breakpoint leaves this address space (after this hit; unapply_uprobe).
    */
-  private handlerChain(probe: InodeUprobe, tgid: number, mm: Mm, regs: PtRegsFrame): void {
+  private handlerChain(probe: InodeUprobe, tgid: number, mm: Mm, vaddr: number, regs: PtRegsFrame): void {
     let remove = true
+    const site = { what: 'uprobe consumer handler', vaddr, mm, regs }
     for (const c of [...probe.consumers]) {
       // A consumer without an entry handler (a return probe's) needs the breakpoint.
-      const rc = c.handler ? c.handler(c, regs) : 0
+      const rc = c.handler
+        ? callUprobeUser(this.kernel, { ...site, fn: c.handler }, () => c.handler?.(c, regs) ?? 0, 0)
+        : 0
       if (rc !== UPROBE_HANDLER_REMOVE) remove = false
     }
     if (!remove) return

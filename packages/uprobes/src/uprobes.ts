@@ -27,6 +27,7 @@ import {
   EPERM,
   ESRCH,
   type Kernel,
+  kernelOopsed,
   PAGE,
   PROT_EXEC,
   type PtRegsFrame,
@@ -64,6 +65,7 @@ import {
   UPROBE_SWBP_INSN,
   X86_EFLAGS_TF,
 } from './arch-x86.js'
+import { callUprobeUser, type UprobeSite } from './handler-oops.js'
 import { InodeUprobes } from './inode-uprobes.js'
 import { cleanupAtEntry, popReturning, type ReturnInstance } from './return-instance.js'
 import type { Uprobe, UprobeKimg } from './uprobe.js'
@@ -126,7 +128,7 @@ export class Uprobes {
   private readonly uretprobes = new Map<Uretprobe, Uprobe>()
   /** The thread whose handlers run now: [un]register calls from them are delayed. */
   private handlerTask: UprobeTask | null = null
-  /** Handlers that threw, quiesces that timed out: what Linux would printk. */
+  /** Quiesces that timed out, calls refused where the kernel cannot sleep: what Linux would printk. */
   readonly warnings: string[] = []
   private readonly ops: UtraceEngineOps
   /** The inode-based API's probes (on files, in every process that maps them). */
@@ -400,7 +402,15 @@ export class Uprobes {
       }
       if (d.reg === 0 || result !== 0)
         for (const [rp, entry] of this.uretprobes) if (entry === d.uprobe) this.uretprobes.delete(rp)
-      this.callUser(() => d.uprobe.registration_callback?.(d.uprobe, d.reg, result))
+      const mm = this.kernel.tasks.get(d.uprobe.pid)?.mm ?? utask.uproc.mm
+      const site = {
+        what: 'uprobe registration_callback',
+        fn: d.uprobe.registration_callback,
+        vaddr: d.uprobe.vaddr,
+      }
+      this.callUser({ ...site, mm, regs: null }, () =>
+        d.uprobe.registration_callback?.(d.uprobe, d.reg, result),
+      )
     }
   }
 
@@ -524,7 +534,8 @@ export class Uprobes {
    */
   private quiesce(uproc: UprobeProcess): boolean {
     // Called while the machine runs (a handler, a utrace callback, a syscall's hook): it cannot be driven.
-    if (this.kernel.machine.current !== null || this.noQuiesce > 0) return false
+    // After an oops nothing runs any more: every thread stays where the oops left it.
+    if (this.kernel.machine.current !== null || this.noQuiesce > 0 || kernelOopsed(this.kernel)) return false
     uproc.quiescing = true
     for (const utask of uproc.threads.values())
       if (!this.isQuiet(utask.task)) this.utrace.utrace_control(utask.task, utask.engine, UTRACE_INTERRUPT)
@@ -614,7 +625,10 @@ export class Uprobes {
     const outer = this.handlerTask
     this.handlerTask = utask
     try {
-      for (const kimg of [...ppt.uprobes]) this.callUser(() => kimg.uprobe.handler(kimg.uprobe, regs))
+      for (const kimg of [...ppt.uprobes]) {
+        const site = { what: 'uprobe handler', fn: kimg.uprobe.handler, vaddr: ppt.vaddr }
+        this.callUser({ ...site, mm: utask.uproc.mm, regs }, () => kimg.uprobe.handler(kimg.uprobe, regs))
+      }
     } finally {
       this.handlerTask = outer
     }
@@ -749,7 +763,10 @@ export class Uprobes {
     const outer = this.handlerTask
     this.handlerTask = utask
     try {
-      for (const ri of returning) this.callUser(() => ri.onReturn(regs, ri))
+      for (const ri of returning) {
+        const site = { what: 'uretprobe handler', fn: ri.rp?.handler, vaddr: ri.func }
+        this.callUser({ ...site, mm: utask.uproc.mm, regs }, () => ri.onReturn(regs, ri))
+      }
     } finally {
       this.handlerTask = outer
     }
@@ -809,12 +826,8 @@ export class Uprobes {
     return UTRACE_DETACH
   }
 
-  /** A user's handler or callback: what it throws is reported, not let loose in the machine's run. */
-  private callUser(fn: () => void): void {
-    try {
-      fn()
-    } catch (e) {
-      this.warnings.push(`uprobes: handler threw: ${e instanceof Error ? e.message : String(e)}`)
-    }
+  /** A user's handler or callback: one that throws is an oops (handler-oops.ts), never a host exception. */
+  private callUser(site: UprobeSite, fn: () => void): void {
+    callUprobeUser(this.kernel, site, fn, undefined)
   }
 }

@@ -35,6 +35,7 @@ import {
   type TaskTracer,
   type Tracehooks,
 } from '@probekit/kernel'
+import { callEngine, EVENT_CALLBACK } from './callback-oops.js'
 import {
   _UTRACE_DEATH_EVENTS,
   ENGINE_STOP,
@@ -463,7 +464,9 @@ export class Utrace {
     utrace.attaching = []
     utrace.pendingAttach = false
     for (const engine of attached) {
-      if ((engine.flags & UTRACE_EVENT.REAP) !== 0) engine.ops?.report_reap?.(engine, target)
+      const ops = engine.ops
+      if ((engine.flags & UTRACE_EVENT.REAP) !== 0 && ops?.report_reap)
+        callEngine(this.kernel, target, ops, 'report_reap', () => ops.report_reap?.(engine, target))
       engine.ops = null
       engine.flags = 0
       utrace_engine_put(engine)
@@ -555,7 +558,10 @@ export class Utrace {
       return null
     }
     if ((want & UTRACE_EVENT.QUIESCE) !== 0) {
-      const ret = ops.report_quiesce?.(report.action, engine, event, task) ?? UTRACE_RESUME
+      const ret =
+        callEngine(this.kernel, task, ops, 'report_quiesce', () =>
+          ops.report_quiesce?.(report.action, engine, event, task),
+        ) ?? UTRACE_RESUME
       if (this.finishCallback(utrace, report, engine, ret)) return null
       utrace.reporting = engine
       want = engine.flags
@@ -582,7 +588,8 @@ export class Utrace {
     for (const engine of engines) {
       const ops = this.startCallback(utrace, report, engine, task, event)
       if (!ops) continue
-      this.finishCallback(utrace, report, engine, call(ops, engine) ?? UTRACE_RESUME)
+      const ret = callEngine(this.kernel, task, ops, EVENT_CALLBACK[event], () => call(ops, engine))
+      this.finishCallback(utrace, report, engine, ret ?? UTRACE_RESUME)
     }
   }
 
@@ -843,9 +850,25 @@ export class Utrace {
         utrace.reporting = null
         continue
       }
+      // A callback that threw (an oops) leaves the signal as it was, and resumes.
       let ret = ops.report_signal
-        ? ops.report_signal(report.result | report.action, engine, regs, info, ka, returnKa, task)
-        : report.result | (ops.report_quiesce?.(report.action, engine, event, task) ?? UTRACE_RESUME)
+        ? (callEngine(
+            this.kernel,
+            task,
+            ops,
+            'report_signal',
+            () => ops.report_signal?.(report.result | report.action, engine, regs, info, ka, returnKa, task),
+            regs,
+          ) ?? report.result | UTRACE_RESUME)
+        : report.result |
+          (callEngine(
+            this.kernel,
+            task,
+            ops,
+            'report_quiesce',
+            () => ops.report_quiesce?.(report.action, engine, event, task),
+            regs,
+          ) ?? UTRACE_RESUME)
       // No loop of reports for an engine that keeps asking for one here.
       const a = utrace_resume_action(ret)
       if (a === UTRACE_INTERRUPT || a === UTRACE_REPORT) ret = (ret & ~UTRACE_RESUME_MASK) | UTRACE_RESUME

@@ -11,14 +11,18 @@ import {
   isUprobeDefinition,
   Kernel,
   type KprobeDefinition,
+  oopsReports,
   signalName,
   syscallName,
+  ttyIsig,
 } from '@probekit/kernel'
 import { Optprobes } from '@probekit/optprobes'
-import { CliError, EXIT_BUDGET } from '../cli-error.js'
+import { CliError, EXIT_BUDGET, EXIT_INTERRUPTED, EXIT_OOPS } from '../cli-error.js'
+import { parseEventFilters } from '../event-filters.js'
 import { readGuestImage } from '../guest-image.js'
 import type { HitFormat } from '../hit.js'
 import { hostDirectory } from '../host-directory.js'
+import { HostInterrupts } from '../host-interrupts.js'
 import { describeWriteError, writeHost } from '../host-write.js'
 import type { CliIo } from '../io.js'
 import { applySysctls, detoursListing, parseSysctl } from '../optprobes-report.js'
@@ -48,6 +52,8 @@ export interface RunOptions {
   dmesg?: boolean
   /** Probe definitions: kernel (kprobe_events syntax) and user (uprobe_events syntax, PATH:OFFSET). */
   probe: string[]
+  /** -f EVENT:FILTER: ftrace event filters, at most one per event. */
+  filter?: string[]
   /** -P: files of probe definitions, one per line ('#' comments), after the -p ones. */
   probeFile?: string[]
   /** Where trace lines go (default: stderr). */
@@ -101,6 +107,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     ...options.probe.map(() => undefined),
     ...fromFiles.map((l) => l.origin),
   ])
+  const filters = parseEventFilters(options.filter ?? [], probeDefs)
   const sysctls = (options.sysctl ?? []).map(parseSysctl)
   const budget = positiveInt(options.maxInstructions, '--max-instructions', Number.MAX_SAFE_INTEGER)
   const memorySize = parseSize(options.memory ?? '256M', '--memory', 16 * MIB, 2048 * MIB)
@@ -129,10 +136,22 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       throw e
     }
   }
+  // Ctrl-C: the first is the console's ^C (SIGINT to the program's process group, which may catch
+  // it); a second stops the run. Looked at from the guest's tick, so an uninterrupted run is the same
+  // run whenever the host looks.
+  const interrupts = HostInterrupts.fromEnv()
+  let ctrlC = 0
   const kernel = new Kernel({
     image: readGuestImage(),
     cpus,
     memorySize,
+    hostTick: () => {
+      const n = interrupts.poll()
+      if (n === 0) return
+      if (ctrlC === 0) ttyIsig(kernel, SIGINT)
+      ctrlC += n
+      if (ctrlC > 1) kernel.machine.stop('interrupted')
+    },
     // The guest's write gets what the host's did: -EPIPE (and so SIGPIPE), -ENOSPC, ...
     stdout: (d) => writeHost(1, d),
     stderr: (d) => writeHost(2, d),
@@ -207,13 +226,13 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   if (probeDefs.length > 0) {
     const kprobeDefs = probeDefs.filter((d): d is KprobeDefinition => !isUprobeDefinition(d))
     if (kprobeDefs.length > 0) {
-      armed = armProbes(kernel, kprobeDefs, emit, format)
+      armed = armProbes(kernel, kprobeDefs, emit, format, filters)
       // CONFIG_OPTPROBES: each kernel probe is an int3 probe first, then a jump where it can be one.
       optprobes = new Optprobes(armed.kprobes)
     }
     // uprobe_register: the user probes go into every process that maps their files from now on (the
     // program's own text as spawn maps it, before its first instruction; libraries as ld.so maps them).
-    if (uprobes.length > 0) armedUprobes = armUprobes(kernel, uprobes, emit, format)
+    if (uprobes.length > 0) armedUprobes = armUprobes(kernel, uprobes, emit, format, filters)
     // Opened once every probe is in place or found: a probe that cannot be placed leaves no empty file.
     if (options.trace) {
       try {
@@ -272,7 +291,14 @@ export function runCommand(program: string, args: readonly string[], options: Ru
         : ''
     throw new CliError(`${program}: cannot run it: ${e.message.replace(`${path}: `, '')}${hint}`)
   }
-  const { result, exit } = kernel.run(budget)
+  const stopListening = interrupts.listen()
+  const { result, exit } = (() => {
+    try {
+      return kernel.run(budget)
+    } finally {
+      stopListening()
+    }
+  })()
   if (options.dmesg) io.stderr.write(`${kernel.printk.text()}\n`)
   if (traceError !== 0)
     throw new CliError(
@@ -309,10 +335,20 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   if (!options.dmesg)
     for (const { text } of kernel.printk.lines)
       if (text.startsWith('Out of memory')) io.stderr.write(`${io.colors.yellow('probekit:')} ${text}\n`)
-  // Killed by SIGPIPE (its reader went away, as in `| head`): quiet, as a shell is.
-  if (exit?.signal && exit.signal !== SIGPIPE)
+  // Killed by SIGPIPE (its reader went away, as in `| head`) or by the Ctrl-C that was asked for: quiet, as a shell is.
+  if (exit?.signal && exit.signal !== SIGPIPE && !(exit.signal === SIGINT && ctrlC > 0))
     io.stderr.write(`${io.colors.yellow('probekit:')} ${program} was killed by ${signalName(exit.signal)}\n`)
+  // A probe handler (probekit's own, for -p) that threw: the kernel's oops report, and a distinct status.
+  if (result.reason === 'oops') {
+    if (!options.dmesg) for (const line of oopsReports(kernel)[0] ?? []) io.stderr.write(`${line}\n`)
+    throw new CliError(
+      `a probe handler faulted (oops): ${result.detail}; this is a bug in probekit`,
+      EXIT_OOPS,
+    )
+  }
   if (exit) return exit.status
+  if (result.reason === 'stopped' && ctrlC > 1)
+    throw new CliError(`${program}: interrupted (Ctrl-C twice): the run was stopped`, EXIT_INTERRUPTED)
   if (result.reason === 'budget')
     throw new CliError(
       `${program} ran past the instruction budget (${budget}); raise --max-instructions if it is not a runaway`,
@@ -327,4 +363,5 @@ function utf8(s: string): Uint8Array {
 }
 
 const SIGPIPE = 13
+const SIGINT = 2
 const MIB = 1024 * 1024

@@ -8,7 +8,7 @@
 import { type Cpu, cpuid } from '@probekit/x86-emu'
 import { errnoMessage } from '../errno-names.js'
 import type { RegularFile } from '../fs/vfs.js'
-import { type Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageDown, pageUp } from '../mm/mm.js'
+import { type Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageDown, pageUp, type Vma } from '../mm/mm.js'
 import { utf8Decode, utf8Encode } from '../utf8.js'
 import {
   ElfError,
@@ -25,6 +25,7 @@ import {
 
 export const STACK_TOP = 0x7ffffffff000
 export const STACK_SIZE = 8 * 1024 * 1024
+const STACK_EXPAND = 128 * 1024
 /** Where an ET_DYN program is placed: ELF_ET_DYN_BASE with randomization off (as under setarch -R). */
 export const PIE_BASE = 0x555555554000
 
@@ -193,14 +194,16 @@ export function loadExecutable(
   }
   mm.brkStart = brk
   mm.brk = brk
-  mm.addVma({
+  // Room for the arguments while they are copied in; trimmed below once their size is known.
+  const stack: Vma = {
     start: STACK_TOP - STACK_SIZE,
     end: STACK_TOP,
     prot: PROT_READ | PROT_WRITE,
     kind: 'stack',
     name: '[stack]',
     shared: false,
-  })
+  }
+  mm.addVma(stack)
 
   // The stack as Linux builds it (fs/exec.c, binfmt_elf.c create_elf_tables), from the top down:
   // an 8-byte NULL word, the file name (AT_EXECFN), the environment strings and the argument
@@ -258,5 +261,8 @@ export function loadExecutable(
     v.setBigUint64(i * 8, BigInt.asUintN(64, BigInt(w)), true)
   })
   mm.write(sp, table)
+  // setup_arg_pages: the stack VMA is the pages the arguments use plus 128 KiB (stack_expand); below
+  // that it grows on demand (expand_stack) down to RLIMIT_STACK.
+  stack.start = Math.max(STACK_TOP - mm.stackLimit, pageDown(sp) - STACK_EXPAND)
   return { entry, sp, brk, elf }
 }

@@ -8,6 +8,7 @@ import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
 import { saveExecLayout } from '../fs/proc/exec-layout.js'
 import type { Kernel } from '../kernel.js'
 import { readUserU64, strncpyFromUser } from '../mm/user-memory.js'
+import { rlimitStackBytes } from '../process/rlimits.js'
 import { exitRobustList } from '../process/robust-futex.js'
 import type { SyscallContext } from '../syscalls.js'
 import { openExec, resolveBinary } from './binfmt.js'
@@ -34,6 +35,7 @@ export function execTask(ctx: SyscallContext, path: string): number {
   const bin = resolveBinary(kernel.vfs, path, argv, task.cwd)
   if (typeof bin === 'number') return bin
   const mm = kernel.newMm()
+  mm.stackLimit = rlimitStackBytes(task.rlimits)
   let prog: ReturnType<typeof loadExecutable>
   try {
     prog = loadExecutable(mm, bin, { filename: path, argv: bin.argv, envp }, cpu, (p) =>

@@ -4,7 +4,7 @@
 // pipe. A leaf that must wait answers -EWOULDSLEEP; the guest sleeps and
 // calls again.
 
-import type { Cpu } from '@probekit/x86-emu'
+import { type Cpu, OutOfMemory } from '@probekit/x86-emu'
 import { FDPUT_FPUT, HC_FDGET, HC_FILE_OPEN, HC_FILE_READ, HC_FILE_WRITE, HC_FPUT } from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
 import { EBADF, EPIPE } from '../errno.js'
@@ -33,6 +33,26 @@ export class FileIo {
     return r
   }
 
+  /**
+   * f's struct file for the guest, made on first use; 0 when no memory is left for it even after
+   * the page cache gave back what it could (the guest's fdget then fails, as with no file).
+   */
+  private guestFace(f: OpenFile): number {
+    const k = this.kernel
+    try {
+      return k.guestFiles.face(f)
+    } catch (e) {
+      if (!(e instanceof OutOfMemory)) throw e
+      if (k.pageCache.shrink() === 0) return 0
+      try {
+        return k.guestFiles.face(f)
+      } catch (again) {
+        if (again instanceof OutOfMemory) return 0
+        throw again
+      }
+    }
+  }
+
   private registerHypercalls(): void {
     const k = this.kernel
     const m = k.machine
@@ -40,12 +60,14 @@ export class FileIo {
       const task = k.current(c)
       const f = task.files.get(arg(c, 0) | 0)
       if (!f) return ret(c, 0)
+      const face = this.guestFace(f)
+      if (face === 0) return ret(c, 0)
       // A table other tasks share: hold a reference while the guest uses the file (fdput drops it).
       if (task.files.users > 1) {
         f.refs++
-        return ret(c, k.guestFiles.face(f) + FDPUT_FPUT)
+        return ret(c, face + FDPUT_FPUT)
       }
-      ret(c, k.guestFiles.face(f))
+      ret(c, face)
     })
     m.registerHypercall(HC_FPUT, (c) => {
       k.guestFiles.byAddress(arg(c, 0))?.release()

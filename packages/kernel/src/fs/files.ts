@@ -26,6 +26,9 @@ export const O_TRUNC = 0o1000
 export const O_APPEND = 0o2000
 export const O_NONBLOCK = 0o4000
 export const O_DIRECTORY = 0o200000
+export const O_NOFOLLOW = 0o400000
+/** O_PATH: a descriptor that only names the file (*at() base, fstat, fchdir); no reads or writes. */
+export const O_PATH = 0o10000000
 export const O_CLOEXEC = 0o2000000
 
 export class OpenFile {
@@ -44,14 +47,14 @@ export class OpenFile {
   }
 
   read(count: number): Uint8Array | number | WouldBlock {
-    if ((this.flags & O_ACCMODE) === O_WRONLY) return -EBADF
+    if ((this.flags & O_ACCMODE) === O_WRONLY || (this.flags & O_PATH) !== 0) return -EBADF
     const r = this.inode.read(this, count)
     // O_NONBLOCK: a call that would sleep fails with EAGAIN instead.
     return typeof r === 'object' && 'wouldBlock' in r && (this.flags & O_NONBLOCK) !== 0 ? -EAGAIN : r
   }
 
   write(data: Uint8Array): number | WouldBlock {
-    if ((this.flags & O_ACCMODE) === O_RDONLY) return -EBADF
+    if ((this.flags & O_ACCMODE) === O_RDONLY || (this.flags & O_PATH) !== 0) return -EBADF
     const r = this.inode.write(this, data)
     return typeof r === 'object' && (this.flags & O_NONBLOCK) !== 0 ? -EAGAIN : r
   }

@@ -1,7 +1,7 @@
 // The host's system calls for files, directories, descriptors and pipes (fs/):
 // registered into the kernel's syscall table by syscalls.ts.
 
-import { EBADF, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY, EPERM, EROFS } from '../errno.js'
+import { EBADF, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTTY, EPERM, EROFS } from '../errno.js'
 import {
   copyFromUser,
   copyToUser,
@@ -21,6 +21,8 @@ import {
   O_CREAT,
   O_DIRECTORY,
   O_EXCL,
+  O_NOFOLLOW,
+  O_PATH,
   O_RDONLY,
   O_TRUNC,
   O_WRONLY,
@@ -83,7 +85,11 @@ function createAt(
 
 function openPath(ctx: SyscallContext, path: string, flags: number, mode: number, dirfd = AT_FDCWD): number {
   const { task } = ctx
-  let node: Inode | number = lookupAt(ctx, dirfd, path)
+  // O_PATH opens the name only: the other flags but O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC are ignored.
+  if ((flags & O_PATH) !== 0) flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+  let node: Inode | number = lookupAt(ctx, dirfd, path, (flags & O_NOFOLLOW) !== 0)
+  // A symlink as the last component with O_NOFOLLOW is ELOOP (O_PATH opens the link itself).
+  if (node instanceof Symlink && (flags & O_PATH) === 0) return -ELOOP
   if (typeof node === 'number') {
     if (node !== -ENOENT || (flags & O_CREAT) === 0) return node
     const p = parentAt(ctx, dirfd, path)

@@ -32,6 +32,11 @@ export function vmaFrom(v: Vma, start: number): Vma {
   return v.pgoff === undefined ? { ...v, start } : { ...v, start, pgoff: v.pgoff + (start - v.start) }
 }
 
+/** stack_guard_gap: 256 pages kept free below a growing stack. */
+export const STACK_GUARD_GAP = 256 * PAGE
+/** The default RLIMIT_STACK (8 MiB). */
+export const _STK_LIM = 8 * 1024 * 1024
+
 export const pageDown = (a: number) => Math.floor(a / PAGE) * PAGE
 export const pageUp = (a: number) => Math.ceil(a / PAGE) * PAGE
 
@@ -54,6 +59,8 @@ export class Mm {
   tlbShootdown: ((va: number) => void) | null = null
   /** What exec laid out (exe_file, arg_start .. env_end, saved_auxv): /proc/PID reads it. */
   execLayout: ExecLayout | null = null
+  /** rlimit(RLIMIT_STACK) of the process using this mm, in bytes: how far the stack may grow. */
+  stackLimit = _STK_LIM
 
   constructor(
     readonly memory: PhysicalMemory,
@@ -83,6 +90,7 @@ export class Mm {
     if (this.unmapHooks.length > 0 && this.vmas.some((v) => v.start < end && v.end > start))
       for (const hook of [...this.unmapHooks]) hook(start, end)
     const next: Vma[] = []
+    const gone: [number, number][] = []
     for (const v of this.vmas) {
       if (v.end <= start || v.start >= end) {
         next.push(v)
@@ -90,12 +98,15 @@ export class Mm {
       }
       if (v.start < start) next.push({ ...v, end: start })
       if (v.end > end) next.push(vmaFrom(v, end))
+      gone.push([Math.max(v.start, start), Math.min(v.end, end)])
     }
     this.vmas = next
-    for (let a = start; a < end; a += PAGE) {
-      const f = this.space.unmap(a)
-      if (f >= 0) this.frames.put(f)
-    }
+    // Pages exist only inside VMAs: walk those parts, not the range (munmap of 2^46 bytes is one call).
+    for (const [from, to] of gone)
+      for (let a = from; a < to; a += PAGE) {
+        const f = this.space.unmap(a)
+        if (f >= 0) this.frames.put(f)
+      }
   }
 
   /** Change protection of [start, end); existing pages get the new rights (write stays off for shared CoW frames). */
@@ -111,11 +122,15 @@ export class Mm {
       if (v.end > end) next.push(vmaFrom(v, end))
     }
     this.vmas = next.sort((a, b) => a.start - b.start)
-    for (let a = start; a < end; a += PAGE) {
-      const m = this.space.lookup(a)
-      if (!m) continue
-      const writable = (prot & PROT_WRITE) !== 0 && this.frames.refCount(m.frame) === 1
-      this.space.map(a, m.frame, { ...m.flags, writable, nx: (prot & PROT_EXEC) === 0 })
+    // Only the pages of the VMAs in the range (the range may be 2^46 bytes).
+    for (const v of this.vmas) {
+      if (v.end <= start || v.start >= end) continue
+      for (let a = Math.max(v.start, start); a < Math.min(v.end, end); a += PAGE) {
+        const m = this.space.lookup(a)
+        if (!m) continue
+        const writable = (prot & PROT_WRITE) !== 0 && this.frames.refCount(m.frame) === 1
+        this.space.map(a, m.frame, { ...m.flags, writable, nx: (prot & PROT_EXEC) === 0 })
+      }
     }
   }
 
@@ -148,7 +163,7 @@ export class Mm {
    * copy-on-write page. Returns false when the access is not allowed (SIGSEGV).
    */
   handleFault(addr: number, write: boolean, exec: boolean): boolean {
-    const vma = this.findVma(addr)
+    const vma = this.findVma(addr) ?? this.expandStack(addr)
     if (!vma) return false
     if (write && (vma.prot & PROT_WRITE) === 0) return false
     if (exec && (vma.prot & PROT_EXEC) === 0) return false
@@ -192,6 +207,24 @@ export class Mm {
       return true
     }
     return false
+  }
+
+  /**
+   * expand_stack: an address just below the stack (VM_GROWSDOWN) extends it down to its page, unless
+   * the stack would outgrow RLIMIT_STACK or come within the guard gap of the mapping below it. The
+   * grown VMA, or undefined (SIGSEGV).
+   */
+  private expandStack(addr: number): Vma | undefined {
+    const i = this.vmas.findIndex((v) => v.start > addr)
+    const vma = i < 0 ? undefined : this.vmas[i]
+    if (vma?.kind !== 'stack') return undefined
+    const start = pageDown(addr)
+    if (vma.end - start > this.stackLimit) return undefined
+    const prev = i > 0 ? this.vmas[i - 1] : undefined
+    if (prev && prev.kind !== 'stack' && prev.prot !== 0 && start - prev.end < STACK_GUARD_GAP)
+      return undefined
+    vma.start = start
+    return vma
   }
 
   /**
@@ -260,6 +293,7 @@ export class Mm {
     child.pageCache = this.pageCache
     child.tlbShootdown = this.tlbShootdown
     child.execLayout = this.execLayout
+    child.stackLimit = this.stackLimit
     try {
       this.space.forEachMapping((va, m) => {
         const vma = this.findVma(va)

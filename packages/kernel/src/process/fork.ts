@@ -3,6 +3,7 @@
 // copy_process makes (see kernel-clone-args.ts).
 
 import { copyX87State, x87State } from '@probekit/x86-emu'
+import { EAGAIN } from '../errno.js'
 import { writeUserU32 } from '../mm/user-memory.js'
 import { rseqFork } from '../sched/rseq.js'
 import { Task } from '../sched/task.js'
@@ -21,7 +22,8 @@ export const CLONE_CHILD_SETTID = 0x1000000
 
 /**
  * copy_process's host half: a new task (TASK_NEW until wake_up_new_task) whose kernel stack returns
- * 0 from the same syscall through ret_from_fork (tls: clone3's; clone passes it in r8). Its pid.
+ * 0 from the same syscall through ret_from_fork (tls: clone3's; clone passes it in r8). Its pid, or
+ * -EAGAIN (too many tasks, or no pid free).
  */
 export function forkTask(
   ctx: SyscallContext,
@@ -32,7 +34,10 @@ export function forkTask(
   tls = ctx.frame.get('r8'),
 ): number {
   const { kernel, task: parent, frame } = ctx
+  // The system-wide task limit, then a free pid: EAGAIN, as copy_process and alloc_pid fail.
+  if (kernel.pids.tooMany(kernel.tasks)) return -EAGAIN
   const pid = kernel.allocPid()
+  if (pid < 0) return pid
   const shareVm = (flags & CLONE_VM) !== 0
   const mm = shareVm ? parent.mm : parent.mm.fork(kernel.image.kernelSpace)
   if (shareVm) mm.users++

@@ -1,13 +1,15 @@
 // Resource limits (struct rlimit, signal_struct->rlim): getrlimit, setrlimit
 // and prlimit64. The first process gets Linux's boot defaults (init_task's
 // INIT_RLIMITS, RLIMIT_NPROC from set_max_threads for the machine's memory);
-// fork copies them, threads share them, exec keeps them.
+// fork copies them, threads share them, exec keeps them. RLIMIT_STACK bounds
+// the stack's growth (the mm's stackLimit mirrors it).
 
 import { EINVAL, EPERM, ESRCH } from '../errno.js'
 import { FdTable } from '../fs/files.js'
 import { copyFromUser, copyToUser } from '../mm/user-memory.js'
 import type { Task } from '../sched/task.js'
 import type { SyscallContext } from '../syscalls.js'
+import { maxThreadsFor } from './pid.js'
 
 export interface Rlimit {
   cur: bigint
@@ -22,10 +24,9 @@ export const RLIMIT_NOFILE = 7
 export const RLIMIT_SIGPENDING = 11
 const RLIM_NLIMITS = 16
 
-/** INIT_RLIMITS; max_threads is what set_max_threads derives from the memory size (16 KiB kernel stacks). */
+/** INIT_RLIMITS; RLIMIT_NPROC is half of max_threads (what set_max_threads derives from the memory size). */
 export function defaultRlimits(memoryBytes: number): Rlimits {
-  const maxThreads = Math.max(20, Math.floor(memoryBytes / (16384 * 8)))
-  const n = BigInt(Math.floor(maxThreads / 2))
+  const n = BigInt(Math.floor(maxThreadsFor(memoryBytes) / 2))
   const lim = (cur: bigint, max = cur): Rlimit => ({ cur, max })
   const inf = lim(RLIM_INFINITY)
   return [
@@ -74,8 +75,17 @@ function doPrlimit(
     if (resource === RLIMIT_NOFILE && next.max > BigInt(FdTable.MAX)) return -EPERM
   }
   if (oldAddr) copyToUser(ctx.task.mm, oldAddr, rlimitBytes(target.rlimits[resource]))
-  if (next) target.rlimits[resource] = next
+  if (next) {
+    target.rlimits[resource] = next
+    if (resource === RLIMIT_STACK) target.mm.stackLimit = rlimitStackBytes(target.rlimits)
+  }
   return 0
+}
+
+/** RLIMIT_STACK's soft limit in bytes, as the stack's growth checks it (the mm keeps a copy). */
+export function rlimitStackBytes(rlimits: Rlimits): number {
+  const cur = rlimits[RLIMIT_STACK].cur
+  return cur === RLIM_INFINITY ? Number.POSITIVE_INFINITY : Number(cur)
 }
 
 export function sysGetrlimit(ctx: SyscallContext, resource: number, rlim: number): number {

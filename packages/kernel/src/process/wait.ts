@@ -26,18 +26,19 @@ function findChildEvent(
 ): ChildEvent | null | number {
   const { kernel, task } = ctx
   const leader = kernel.tasks.get(task.tgid) ?? task
-  const kids = [...leader.children, ...(leader === task ? [] : task.children)].filter(
-    (c) =>
-      c.isThreadGroupLeader && (pid === -1 || pid === 0 || c.pid === pid || (pid < -1 && c.tgid === -pid)),
-  )
-  if (kids.length === 0) return -ECHILD
-  for (const c of kids) {
-    if (exited && c.state === 'zombie') return { child: c, kind: 'exited' }
-    if ((options & WUNTRACED) !== 0 && c.state === 'stopped' && !c.stopReported)
-      return { child: c, kind: 'stopped' }
-    if ((options & WCONTINUED) !== 0 && !c.continueReported) return { child: c, kind: 'continued' }
-  }
-  return null
+  // No copies of the lists: a sleeping waiter is asked again at every wake-up, with every child there.
+  let any = false
+  for (const list of leader === task ? [leader.children] : [leader.children, task.children])
+    for (const c of list) {
+      if (!c.isThreadGroupLeader) continue
+      if (!(pid === -1 || pid === 0 || c.pid === pid || (pid < -1 && c.tgid === -pid))) continue
+      any = true
+      if (exited && c.state === 'zombie') return { child: c, kind: 'exited' }
+      if ((options & WUNTRACED) !== 0 && c.state === 'stopped' && !c.stopReported)
+        return { child: c, kind: 'stopped' }
+      if ((options & WCONTINUED) !== 0 && !c.continueReported) return { child: c, kind: 'continued' }
+    }
+  return any ? null : -ECHILD
 }
 
 /** wait4(pid, wstatus, options, rusage). */

@@ -298,6 +298,7 @@ export class Scheduler {
       if (c.id === 0) {
         k.jiffies++
         k.services.runDueWork(c, arg(c, 0))
+        k.options.hostTick?.()
       }
       // scheduler_tick: sleepers whose time came are woken by the guest (sched_ttwu_pending); the time
       // slice ends if anything else may run. Switching waits for the return to user mode or the idle loop.

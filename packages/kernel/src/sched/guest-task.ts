@@ -27,11 +27,18 @@ import { utf8Encode } from '../utf8.js'
 import type { Task } from './task.js'
 
 const STACK_PAGES = THREAD_SIZE / 4096
+const TASK_STRUCT_QUARANTINE = 64
 
 export class GuestTasks {
   private slab = { frame: -1, used: 4096 }
   /** Kernel stacks of dead tasks, for the next ones (first frame of each). */
   private readonly freeStacks: number[] = []
+  /**
+   * task_structs of forgotten tasks, oldest first: reused once more than TASK_STRUCT_QUARANTINE wait,
+   * so a stale pointer the guest still passes (a vfork parent's child) finds nothing rather than
+   * the next task, and a million forks do not use a million structs.
+   */
+  private readonly freeStructs: number[] = []
   /** Tasks by their task_struct's address (what the guest's scheduler hands the host). */
   private readonly byAddress = new Map<number, Task>()
 
@@ -47,10 +54,15 @@ export class GuestTasks {
    * task on its boot stack), a kernel stack of its own.
    */
   attach(t: Task, stackPhys?: number): void {
-    if (this.slab.used + TASK_STRUCT_SIZE > 4096) this.slab = { frame: this.machine.frames.alloc(), used: 0 }
-    const phys = this.slab.frame * 4096 + this.slab.used
-    this.slab.used += TASK_STRUCT_SIZE
     const memory = this.machine.memory
+    let phys = this.freeStructs.length > TASK_STRUCT_QUARANTINE ? this.freeStructs.shift() : undefined
+    if (phys !== undefined) memory.fill(phys, TASK_STRUCT_SIZE, 0)
+    else {
+      if (this.slab.used + TASK_STRUCT_SIZE > 4096)
+        this.slab = { frame: this.machine.frames.alloc(), used: 0 }
+      phys = this.slab.frame * 4096 + this.slab.used
+      this.slab.used += TASK_STRUCT_SIZE
+    }
     memory.write32(phys + TASK_PID, t.pid)
     memory.write32(phys + TASK_TGID, t.tgid)
     memory.writeBytes(phys + TASK_COMM, utf8Encode(t.comm.slice(0, 15)))
@@ -94,7 +106,9 @@ export class GuestTasks {
 
   /** The task is gone for good (reaped, its stack freed): its address means nothing any more. */
   forget(t: Task): void {
-    if (this.byAddress.get(t.guestTask) === t) this.byAddress.delete(t.guestTask)
+    if (this.byAddress.get(t.guestTask) !== t) return
+    this.byAddress.delete(t.guestTask)
+    this.freeStructs.push(this.phys(t))
   }
 
   /** put_task_stack: a dead task's stack is free once no CPU runs on it. */

@@ -51,8 +51,13 @@ export interface RunOptions {
 }
 
 export interface RunResult {
-  /** 'halted': every vCPU is halted with nothing pending; 'stopped': machine.stop() was called; 'budget': maxInstructions ran out; 'error': an unrecoverable guest error (triple fault, unhandled exception). */
-  reason: 'halted' | 'stopped' | 'budget' | 'error'
+  /**
+   * 'halted': every vCPU is halted with nothing pending; 'stopped': machine.stop() was called; 'budget':
+   * maxInstructions ran out; 'error': an unrecoverable guest error (triple fault, unhandled exception);
+   * 'oops': host code run for the guest (a probe handler, a tracing callback) failed and the kernel
+   * oopsed - the machine stopped for good (every later run ends at once with the same result).
+   */
+  reason: 'halted' | 'stopped' | 'budget' | 'error' | 'oops'
   detail: string
   instructions: number
 }
@@ -71,7 +76,7 @@ export class Machine implements CpuHost {
   trapHandler: TrapHandler | null = null
   private readonly hypercalls = new Map<number, Hypercall>()
   private readonly nextTimer: number[]
-  private stopRequest: { reason: 'stopped' | 'error'; detail: string } | null = null
+  private stopRequest: { reason: 'stopped' | 'error' | 'oops'; detail: string } | null = null
 
   constructor(options: MachineOptions = {}) {
     this.memory = new PhysicalMemory(options.memorySize ?? 256 * 1024 * 1024)
@@ -131,9 +136,10 @@ export class Machine implements CpuHost {
     if (!c.pendingInterrupts.includes(vector)) c.pendingInterrupts.push(vector)
   }
 
-  /** Ask the run loop to return after the current instruction. */
-  stop(detail = 'stopped', error = false): void {
-    this.stopRequest = { reason: error ? 'error' : 'stopped', detail }
+  /** Ask the run loop to return after the current instruction ('oops': for good; the first oops stays). */
+  stop(detail = 'stopped', error: boolean | 'oops' = false): void {
+    if (this.stopRequest?.reason === 'oops') return
+    this.stopRequest = { reason: error === 'oops' ? 'oops' : error ? 'error' : 'stopped', detail }
     for (const c of this.cpus) c.blockExit = true
   }
 
@@ -150,6 +156,7 @@ export class Machine implements CpuHost {
   run(options: RunOptions = {}): RunResult {
     const budget = options.maxInstructions ?? Number.POSITIVE_INFINITY
     const start = this.totalInstructions()
+    if (this.stopRequest?.reason === 'oops') return this.result('oops', this.stopRequest.detail, start)
     this.stopRequest = null
     for (;;) {
       let progressed = false
@@ -175,7 +182,7 @@ export class Machine implements CpuHost {
     }
   }
 
-  private pendingStop(): { reason: 'stopped' | 'error'; detail: string } | null {
+  private pendingStop(): { reason: 'stopped' | 'error' | 'oops'; detail: string } | null {
     return this.stopRequest
   }
 
