@@ -5,7 +5,6 @@
 // uprobe example on its target (myprog's myfunc), and a kprobe that jump
 // optimization turns into a jmp to a detour buffer.
 
-import { readFileSync } from 'node:fs'
 import { Kernel, parseElf, readSymbols } from '@probekit/kernel'
 import { jprobeExample, Kprobes, kprobeExample, kretprobeExample } from '@probekit/kprobes'
 import { Optprobes } from '@probekit/optprobes'
@@ -13,13 +12,9 @@ import { uprobeExample, uprobesOf } from '@probekit/uprobes'
 import { decode, formatLinear } from '@probekit/x86-emu'
 import { disassemble } from '../disassembly/disassemble.js'
 import { renderListing } from '../disassembly/render-listing.js'
-import { readGuestImage } from '../guest-image.js'
+import { readBundledProgram as fixture, readGuestImage } from '../guest-image.js'
 import type { CliIo } from '../io.js'
 import { detoursListing } from '../optprobes-report.js'
-
-function fixture(name: string): Uint8Array {
-  return new Uint8Array(readFileSync(new URL(`../../../kernel/fixtures/bin/${name}`, import.meta.url)))
-}
 
 export function demoCommand(io: CliIo): number {
   const say = (s: string) => io.stdout.write(`${s}\n`)
