@@ -4,7 +4,7 @@
 // and symlinks are shown: host devices, sockets and FIFOs are not the
 // guest's (its /dev is the kernel's).
 
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import type { HostDirectory } from '@probekit/kernel'
 
@@ -39,12 +39,32 @@ export function hostDirectory(root: string): HostDirectory {
         return null
       }
     },
-    read(p) {
-      try {
-        return new Uint8Array(readFileSync(full(p)))
-      } catch {
-        return null
-      }
+    read(p, offset, length) {
+      return preadFile(full(p), offset, length)
     },
+  }
+}
+
+/** pread: at most length bytes from offset (only what the guest touches is read, never the whole file). */
+function preadFile(path: string, offset: number, length: number): Uint8Array | null {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch {
+    return null
+  }
+  try {
+    const buf = new Uint8Array(length)
+    let done = 0
+    while (done < length) {
+      const n = readSync(fd, buf, done, length - done, offset + done)
+      if (n === 0) break
+      done += n
+    }
+    return buf.subarray(0, done)
+  } catch {
+    return null
+  } finally {
+    closeSync(fd)
   }
 }

@@ -88,6 +88,8 @@ export interface KernelOptions {
   image: Uint8Array
   cpus?: number
   memorySize?: number
+  /** tmpfs's size= for the in-memory file system, in bytes (default: half of memorySize, as tmpfs). */
+  tmpfsSize?: number
   /** Guest cycles between timer interrupts (the tick; default 100 000). */
   tickCycles?: number
   quantum?: number
@@ -178,6 +180,12 @@ export class Kernel {
     this.guestTasks = new GuestTasks(this.machine, this.symbol('ret_from_fork'))
     this.guestFiles = new GuestFiles(this.machine)
     this.pageCache = new PageCache(this.machine.memory, this.machine.frames)
+    // tmpfs: sized by RAM; an unlinked file's pages stay while a process maps it, and leave the page cache after.
+    const shmem = this.vfs.shmem
+    shmem.setSize(options.tmpfsSize ?? this.machine.memory.size / 2)
+    shmem.maxRead = this.machine.memory.size
+    shmem.mapped = (file) => [...this.tasks.values()].some((t) => t.mm.vmas.some((v) => v.file === file))
+    shmem.evictHooks.push((file) => this.pageCache.forget(file as RegularFile))
     this.stdout = options.stdout ?? (() => undefined)
     this.stderr = options.stderr ?? (() => undefined)
     this.stdinData = options.stdin ?? new Uint8Array(0)

@@ -5,7 +5,7 @@
 // original arguments, up to five scripts deep (ELOOP past that); anything
 // else goes to binfmt_elf (exec-loader.ts).
 
-import { EACCES, ELOOP, ENOEXEC } from '../errno.js'
+import { EACCES, ELOOP, ENOENT, ENOEXEC, ENOMEM } from '../errno.js'
 import { Directory, RegularFile, type Vfs } from '../fs/vfs.js'
 import { utf8Decode } from '../utf8.js'
 import type { ExecImage } from './exec-loader.js'
@@ -26,11 +26,15 @@ export function openExec(
   path: string,
   cwd: Directory,
 ): { file: RegularFile; bytes: Uint8Array } | number {
+  // getname: an empty name is no file (not the working directory).
+  if (path === '') return -ENOENT
   const node = vfs.lookup(path, cwd)
   if (typeof node === 'number') return node
   if (node instanceof Directory || !(node instanceof RegularFile)) return -EACCES
   // Root may run a file with any execute bit (and no other).
   if ((node.mode & 0o111) === 0) return -EACCES
+  // The loader reads the image whole: one larger than the guest's RAM could never be mapped.
+  if (node.size() > vfs.shmem.maxRead) return -ENOMEM
   return { file: node, bytes: node.contents() }
 }
 

@@ -1,6 +1,7 @@
 // statfs/fstatfs: the whole tree is one in-memory file system, reported as
-// tmpfs (sized by the machine's memory); files under a read-only host mount
-// say ST_RDONLY.
+// tmpfs: its size limit (half of RAM unless the kernel was given another)
+// and the pages its files hold; files under a read-only host mount say
+// ST_RDONLY.
 
 import { EBADF } from '../errno.js'
 import { copyToUser, strncpyFromUser } from '../mm/user-memory.js'
@@ -14,9 +15,12 @@ const ST_RDONLY = 1
 const ST_VALID = 0x20
 
 function statfsBuf(ctx: SyscallContext, node: Inode): Uint8Array {
-  const machine = ctx.kernel.machine
-  const blocks = machine.memory.size / PAGE_SIZE
-  const free = blocks - machine.frames.used
+  const sb = ctx.kernel.vfs.shmem
+  sb.reclaim() // unlinked files no mapping holds any more are free space
+  const blocks = Number.isFinite(sb.maxBlocks) ? sb.maxBlocks : ctx.kernel.machine.memory.size / PAGE_SIZE
+  const free = Math.max(0, blocks - sb.usedBlocks)
+  // tmpfs's default nr_inodes: half of RAM's pages; inodes are not counted against it here.
+  const inodes = Math.floor(ctx.kernel.machine.memory.size / PAGE_SIZE / 2)
   // struct statfs (x86-64): 120 bytes of longs.
   const b = new Uint8Array(120)
   const v = new DataView(b.buffer)
@@ -26,8 +30,8 @@ function statfsBuf(ctx: SyscallContext, node: Inode): Uint8Array {
   put(2, blocks) // f_blocks
   put(3, free) // f_bfree
   put(4, free) // f_bavail
-  put(5, blocks) // f_files: tmpfs's default nr_inodes scale
-  put(6, free) // f_ffree
+  put(5, inodes) // f_files
+  put(6, inodes) // f_ffree
   // f_fsid (index 7): zero, as tmpfs reports
   put(8, 255) // f_namelen
   put(9, PAGE_SIZE) // f_frsize

@@ -14,6 +14,7 @@ import type { SyscallContext, SyscallDef, SyscallFn, SyscallResult } from '../sy
 import { changedEntries, modified } from '../time/clock.js'
 import { utf8Encode } from '../utf8.js'
 import {
+  FdTable,
   fileOf,
   O_ACCMODE,
   O_APPEND,
@@ -95,7 +96,7 @@ function openPath(ctx: SyscallContext, path: string, flags: number, mode: number
     const p = parentAt(ctx, dirfd, path)
     if (typeof p === 'number') return p
     if (p.dir.readOnly) return -EROFS
-    node = new RegularFile(new Uint8Array(0), 0o100000 | (mode & 0o7777 & ~task.umask))
+    node = new RegularFile(new Uint8Array(0), 0o100000 | (mode & 0o7777 & ~task.umask), ctx.kernel.vfs.shmem)
     modified(ctx, node)
     p.dir.children.set(p.name, node)
     modified(ctx, p.dir)
@@ -103,7 +104,8 @@ function openPath(ctx: SyscallContext, path: string, flags: number, mode: number
   if ((flags & O_DIRECTORY) !== 0 && !(node instanceof Directory)) return -ENOTDIR
   if (node instanceof Directory && (flags & O_ACCMODE) !== 0) return -EISDIR
   if ((flags & O_TRUNC) !== 0 && node instanceof RegularFile && (flags & O_ACCMODE) !== 0) {
-    node.truncate(0)
+    const r = node.truncate(0)
+    if (r < 0) return r
     modified(ctx, node)
   }
   return task.files.install(
@@ -150,13 +152,17 @@ function statAt(ctx: SyscallContext, dirfd: number, path: number, buf: number, n
   copyToUser(ctx.task.mm, buf, statBuf(node, ctx.kernel.vfs.inoOf(node)))
   return 0
 }
+/** ksys_dup3: the descriptors are unsigned ints; a new one past RLIMIT_NOFILE is EBADF. */
 const dup3: SyscallFn = ({ task }, oldfd, newfd, flags) => {
-  const f = fileOf(task, oldfd)
+  const from = oldfd >>> 0
+  const to = newfd >>> 0
+  if ((flags & ~O_CLOEXEC) !== 0 || from === to) return -EINVAL
+  if (to >= FdTable.MAX) return -EBADF
+  const f = fileOf(task, from)
   if (typeof f === 'number') return f
-  if (oldfd === newfd) return flags === -1 ? newfd : -EINVAL
   f.refs++
-  task.files.installAt(newfd, f, (flags & O_CLOEXEC) !== 0)
-  return newfd
+  task.files.installAt(to, f, (flags & O_CLOEXEC) !== 0)
+  return to
 }
 function makePipe(ctx: SyscallContext, fds: number, flags: number): number {
   const pipe = new Pipe()
@@ -230,8 +236,13 @@ const renameAt = (ctx: SyscallContext, dfd: number, from: number, dfd2: number, 
   if (node instanceof Directory && existing && !(existing instanceof Directory)) return -ENOTDIR
   if (existing instanceof Directory && existing.children.size > 0) return -39
   if (pa.dir.readOnly || pb.dir.readOnly) return -EROFS
+  // Two names of one inode: rename does nothing.
+  if (existing === node) return 0
   pa.dir.children.delete(pa.name)
   pb.dir.children.set(pb.name, node)
+  // The file renamed over loses that name (its space comes back with its last name and open file).
+  if (existing) existing.nlink--
+  if (existing instanceof RegularFile) existing.unlinked()
   modified(ctx, pa.dir)
   modified(ctx, pb.dir)
   if (node instanceof Directory) node.parent = pb.dir
@@ -253,6 +264,7 @@ const linkAt = (ctx: SyscallContext, dfd: number, from: number, dfd2: number, to
   pb.dir.children.set(pb.name, node)
   modified(ctx, pb.dir)
   node.nlink++
+  if (node instanceof RegularFile) node.linked()
   return 0
 }
 
@@ -424,7 +436,9 @@ export function registerFsSyscalls(def: SyscallDef): void {
     f.refs++
     return task.files.install(f)
   })
-  def(33, 'dup2', (ctx, a, b) => (a === b ? (ctx.task.files.get(a) ? b : -EBADF) : dup3(ctx, a, b, 0)))
+  def(33, 'dup2', (ctx, a, b) =>
+    a >>> 0 === b >>> 0 ? (ctx.task.files.get(a >>> 0) ? b >>> 0 : -EBADF) : dup3(ctx, a, b, 0),
+  )
   def(292, 'dup3', dup3)
 
   def(72, 'fcntl', ({ task }, fd, cmd, arg) => {
@@ -434,6 +448,7 @@ export function registerFsSyscalls(def: SyscallDef): void {
     switch (cmd) {
       case 0: // F_DUPFD
       case 1030: // F_DUPFD_CLOEXEC
+        if (arg < 0 || arg >= FdTable.MAX) return -EINVAL // past RLIMIT_NOFILE
         f.refs++
         return task.files.install(f, cmd === 1030, arg)
       case 1: // F_GETFD
@@ -528,7 +543,8 @@ export function registerFsSyscalls(def: SyscallDef): void {
     if (typeof f === 'number') return f
     if (!(f.inode instanceof RegularFile)) return -EINVAL
     if ((f.flags & O_ACCMODE) === 0) return -EINVAL
-    f.inode.truncate(len)
+    const r = f.inode.truncate(len)
+    if (r < 0) return r
     modified(ctx, f.inode)
     return 0
   })
@@ -538,7 +554,8 @@ export function registerFsSyscalls(def: SyscallDef): void {
     const node = lookupAt(ctx, AT_FDCWD, p)
     if (typeof node === 'number') return node
     if (!(node instanceof RegularFile)) return -EISDIR
-    node.truncate(len)
+    const r = node.truncate(len)
+    if (r < 0) return r
     modified(ctx, node)
     return 0
   })
@@ -570,6 +587,21 @@ export function registerFsSyscalls(def: SyscallDef): void {
     return old
   })
 
+  // fallocate (vfs_fallocate's checks, then shmem_fallocate): tmpfs knows KEEP_SIZE (1) and PUNCH_HOLE (2).
+  def(285, 'fallocate', (ctx, fd, mode, offset, len) => {
+    const f = fileOf(ctx.task, fd)
+    if (typeof f === 'number') return f
+    if (offset >= 2 ** 63 || len >= 2 ** 63 || len === 0) return -EINVAL // loff_t: negative
+    mode |= 0
+    if ((mode & ~3) !== 0 || ((mode & 2) !== 0 && (mode & 1) === 0)) return -95 // EOPNOTSUPP
+    if ((f.flags & O_ACCMODE) === O_RDONLY || (f.flags & O_PATH) !== 0) return -EBADF
+    if (f.inode instanceof PipeEnd) return -29 // ESPIPE
+    if (f.inode instanceof Directory) return -EISDIR
+    if (!(f.inode instanceof RegularFile)) return -19 // ENODEV
+    const r = f.inode.fallocate(mode, offset, len)
+    if (r === 0) modified(ctx, f.inode)
+    return r
+  })
   def(74, 'fsync', (ctx, fd) => fsync(ctx, fd))
   def(75, 'fdatasync', (ctx, fd) => fsync(ctx, fd))
 }

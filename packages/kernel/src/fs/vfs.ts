@@ -3,9 +3,25 @@
 // (the command line supplies one backed by the real file system; this
 // package itself uses no Node API).
 
-import { EBUSY, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTEMPTY, EPIPE, EROFS } from '../errno.js'
+import {
+  EBUSY,
+  EEXIST,
+  EFBIG,
+  EINVAL,
+  EISDIR,
+  ELOOP,
+  ENOENT,
+  ENOSPC,
+  ENOTDIR,
+  ENOTEMPTY,
+  EPIPE,
+  EROFS,
+} from '../errno.js'
 import { utf8Encode } from '../utf8.js'
 import type { OpenFile, WouldBlock } from './files.js'
+import { SHMEM_PAGE, type ShmemOrphan, ShmemPages, ShmemSb } from './shmem.js'
+
+export { ShmemSb } from './shmem.js'
 
 export const S_IFMT = 0o170000
 export const S_IFREG = 0o100000
@@ -48,64 +64,133 @@ export function inodeBlocks(node: Inode): number {
   return (node.mode & S_IFMT) === S_IFREG ? Math.ceil(node.size() / 4096) * 8 : 0
 }
 
-export class RegularFile implements Inode {
+/** The largest file offset a number holds exactly (tmpfs's s_maxbytes is 2^63 - 1). */
+const MAX_FILE_SIZE = Number.MAX_SAFE_INTEGER
+
+/**
+ * A regular file of the in-memory file system (tmpfs): its bytes are pages
+ * charged to the file system's size limit (ShmemSb), given back when the
+ * file is truncated or its last name and last open file are gone.
+ */
+export class RegularFile implements Inode, ShmemOrphan {
   readonly seekable = true
   nlink = 1
   mtime = 0
   uid = 0
   gid = 0
-  data: Uint8Array
-  private length: number
+  protected length = 0
+  protected readonly pages: ShmemPages
   /** Bumped by every change of the bytes: the page cache's pages of an older version are stale. */
   version = 0
+  /** Open files on it and directory entries naming it (nlink may also count a host file's other names). */
+  private opens = 0
+  private entries = 1
+  private freed = false
   constructor(
     initial: Uint8Array = new Uint8Array(0),
     public mode = S_IFREG | 0o644,
+    sb: ShmemSb = new ShmemSb(),
   ) {
-    this.data = initial.slice()
-    this.length = initial.length
+    this.pages = new ShmemPages(sb)
+    // What the kernel lays in itself is charged but always fits.
+    this.length = this.pages.write(0, initial, true)
+  }
+  get sb(): ShmemSb {
+    return this.pages.sb
   }
   size(): number {
     return this.length
   }
+  /** st_blocks: the pages it holds (a hole holds none), as tmpfs counts them. */
+  blocks(): number {
+    return this.pages.count * 8
+  }
+  /** The whole file (exec, ELF parsing): never more than one read may return (the guest's RAM). */
   contents(): Uint8Array {
-    return this.data.subarray(0, this.length)
+    return this.readAt(0, this.size())
   }
   read(f: OpenFile, count: number): Uint8Array {
-    const out = this.data.slice(f.pos, Math.min(this.length, f.pos + count))
+    const out = this.readAt(f.pos, count)
     f.pos += out.length
     return out
   }
   readAt(pos: number, count: number): Uint8Array {
-    return this.data.slice(pos, Math.min(this.length, pos + count))
+    const n = Math.max(0, Math.min(this.length - pos, count, this.sb.maxRead))
+    const out = new Uint8Array(n)
+    if (n > 0) this.pages.readInto(pos, out)
+    return out
   }
   write(f: OpenFile, data: Uint8Array): number {
-    if ((f.flags & 0o2000) !== 0) f.pos = this.length // O_APPEND
+    if ((f.flags & 0o2000) !== 0) f.pos = this.size() // O_APPEND
     const n = this.writeAt(f.pos, data)
-    f.pos += n
+    if (n > 0) f.pos += n
     return n
   }
+  /** What fits: a short count when the file system fills part way, ENOSPC when nothing did. */
   writeAt(pos: number, data: Uint8Array): number {
+    if (pos + data.length > MAX_FILE_SIZE) return -EFBIG
+    if (data.length === 0) return 0
+    const n = this.pages.write(pos, data)
+    if (n === 0) return -ENOSPC
     this.version++
-    const end = pos + data.length
-    if (end > this.data.length) {
-      const grown = new Uint8Array(Math.max(end, this.data.length * 2, 64))
-      grown.set(this.data.subarray(0, this.length))
-      this.data = grown
-    }
-    if (pos > this.length) this.data.fill(0, this.length, pos)
-    this.data.set(data, pos)
-    this.length = Math.max(this.length, end)
-    return data.length
+    this.length = Math.max(this.length, pos + n)
+    return n
   }
-  truncate(len: number): void {
+  /** Growing makes a hole (no space taken); shrinking gives the pages past the end back. 0 or -errno. */
+  truncate(len: number): number {
+    if (!(len >= 0) || len >= 2 ** 63) return -EINVAL // loff_t: a negative length
+    if (len > MAX_FILE_SIZE) return -EFBIG
     this.version++
-    if (len > this.data.length) {
-      const grown = new Uint8Array(len)
-      grown.set(this.data.subarray(0, this.length))
-      this.data = grown
-    } else this.data.fill(0, len, this.length)
+    if (len < this.length) this.pages.truncate(len)
     this.length = len
+    return 0
+  }
+  /**
+   * fallocate: mode 0 reserves the pages of [offset, offset + len) and grows the file to cover them;
+   * FALLOC_FL_KEEP_SIZE (1) leaves the size; FALLOC_FL_PUNCH_HOLE (2, with KEEP_SIZE) frees them.
+   * All of the space or ENOSPC, as shmem_fallocate. 0 or -errno.
+   */
+  fallocate(mode: number, offset: number, len: number): number {
+    if (offset + len > MAX_FILE_SIZE) return -EFBIG
+    this.version++
+    if ((mode & 2) !== 0) {
+      if (offset < this.length) this.pages.punch(offset, Math.min(len, this.length - offset))
+      return 0
+    }
+    if (!this.pages.allocate(Math.floor(offset / SHMEM_PAGE), Math.ceil((offset + len) / SHMEM_PAGE)))
+      return -ENOSPC
+    if ((mode & 1) === 0) this.length = Math.max(this.length, offset + len)
+    return 0
+  }
+  open(): void {
+    this.opens++
+  }
+  close(): void {
+    this.opens--
+    this.release()
+  }
+  /** A directory entry now names it (link). */
+  linked(): void {
+    this.entries++
+  }
+  /** A directory entry naming it is gone (unlink, rename over it). */
+  unlinked(): void {
+    this.entries--
+    this.release()
+  }
+  /** With no name and no open file left, the pages go back (once no mapping holds them either). */
+  private release(): void {
+    if (this.entries > 0 || this.opens > 0 || this.freed) return
+    if (!this.reclaim()) this.sb.orphan(this)
+  }
+  reclaim(): boolean {
+    if (this.freed || this.entries > 0 || this.opens > 0) return true
+    if (this.sb.mapped(this)) return false
+    this.freed = true
+    this.pages.clear()
+    this.version++
+    for (const hook of this.sb.evictHooks) hook(this)
+    return true
   }
 }
 
@@ -287,7 +372,11 @@ export interface HostDirectory {
   list(path: string): string[] | null
   /** lstat: what the entry itself is (a symlink is not followed), or null. */
   stat(path: string): HostStat | null
-  read(path: string): Uint8Array | null
+  /**
+   * pread: at most length bytes of a file from offset (fewer at its end), or null. Files are read
+   * range by range as the guest touches them, never whole, so a huge or sparse one stays cheap.
+   */
+  read(path: string, offset: number, length: number): Uint8Array | null
 }
 
 export interface HostStat {
@@ -325,6 +414,8 @@ export interface Lookup {
 /** The file system tree and path walking. */
 export class Vfs {
   readonly root = new Directory()
+  /** tmpfs's size limit and accounting (the kernel sets it: half of RAM by default). */
+  readonly shmem = new ShmemSb()
   /**
    * st_ino: numbered by this kernel's file system in the order programs first see the inodes (the
    * root is 1), so a run's numbers never depend on other kernels made in the same process.
@@ -422,8 +513,10 @@ export class Vfs {
   writeFile(path: string, data: Uint8Array, mode = 0o755): RegularFile {
     const i = path.lastIndexOf('/')
     const dir = this.mkdirp(path.slice(0, i))
-    const f = new RegularFile(data, S_IFREG | mode)
+    const f = new RegularFile(data, S_IFREG | mode, this.shmem)
+    const old = dir.children.get(path.slice(i + 1))
     dir.children.set(path.slice(i + 1), f)
+    if (old instanceof RegularFile) old.unlinked()
     return f
   }
 
@@ -459,7 +552,9 @@ export class Vfs {
     const top = host.stat('')
     if (top?.type === 'dir') adoptHostStat(dir, top)
     dir.underlay(
-      hostEntries(dir, host, '', readOnly, (rel) => hidden.has(`${path.replace(/\/+$/, '')}/${rel}`)),
+      hostEntries(dir, host, '', readOnly, this.shmem, (rel) =>
+        hidden.has(`${path.replace(/\/+$/, '')}/${rel}`),
+      ),
     )
   }
 
@@ -470,6 +565,7 @@ export class Vfs {
     if (node instanceof Directory) return -EISDIR
     dir.children.delete(name)
     node.nlink--
+    if (node instanceof RegularFile) node.unlinked()
     return 0
   }
 
@@ -499,6 +595,7 @@ function hostEntries(
   host: HostDirectory,
   rel: string,
   readOnly: boolean,
+  sb: ShmemSb,
   hidden: (rel: string) => boolean,
 ): (into: Map<string, Inode>) => void {
   return (into) => {
@@ -512,11 +609,13 @@ function hostEntries(
         // host directory's attributes (owner, mode, size, ...): the kernel made it only to hold its own.
         if (mine instanceof Directory && st.type === 'dir' && !hidden(p)) {
           adoptHostStat(mine, st)
-          mine.underlay(hostEntries(mine, host, p, readOnly, hidden))
+          mine.underlay(hostEntries(mine, host, p, readOnly, sb, hidden))
         }
         continue
       }
-      into.set(name, hostInode(dir, host, p, st, readOnly, hidden))
+      into.set(name, hostInode(dir, host, p, st, readOnly, sb, hidden))
+      // A kernel default the host's file replaced gives its pages back.
+      if (mine instanceof RegularFile) mine.unlinked()
     }
   }
 }
@@ -527,16 +626,17 @@ function hostInode(
   p: string,
   st: HostStat,
   readOnly: boolean,
+  sb: ShmemSb,
   hidden: (rel: string) => boolean,
 ): Inode {
   let node: Directory | Symlink | HostFile
   if (st.type === 'dir') {
     const sub = new Directory(parent)
     sub.readOnly = readOnly
-    sub.underlay(hostEntries(sub, host, p, readOnly, hidden))
+    sub.underlay(hostEntries(sub, host, p, readOnly, sb, hidden))
     node = sub
   } else if (st.type === 'symlink') node = new Symlink(st.target ?? '')
-  else node = new HostFile(host, p, st.size, S_IFREG | (st.perm ?? 0o644), readOnly)
+  else node = new HostFile(host, p, st.size, S_IFREG | (st.perm ?? 0o644), readOnly, sb)
   adoptHostStat(node, st)
   return node
 }
@@ -559,13 +659,14 @@ function adoptHostStat(node: Directory | Symlink | HostFile, st: HostStat): void
 }
 
 /**
- * A host file: its bytes are read from the host on first use. In a
- * read-only mount writes are EROFS; otherwise they change the in-memory
- * copy (copy-up), never the host's file.
+ * A host file: read from the host range by range (pread), never loaded
+ * whole, so a huge or sparse host file costs only what the guest reads. In
+ * a read-only mount writes are EROFS; otherwise the first write or truncate
+ * copies it up into tmpfs pages (charged: ENOSPC when it does not fit) and
+ * changes that copy only, never the host's file.
  */
 class HostFile extends RegularFile {
-  private loaded = false
-  /** Written (copied up): st_blocks counts the in-memory copy's pages from then on. */
+  /** Written (copied up): the bytes are the in-memory copy's from then on. */
   private copiedUp = false
   /** The host's st_blocks (none: counted as tmpfs counts them). */
   hostBlocks?: number
@@ -575,50 +676,65 @@ class HostFile extends RegularFile {
     private readonly hostSize: number,
     mode: number,
     readonly readOnly: boolean,
+    sb: ShmemSb,
   ) {
-    super(new Uint8Array(0), mode)
-  }
-  private load(): void {
-    if (this.loaded) return
-    this.loaded = true
-    const data = this.host.read(this.hostPath) ?? new Uint8Array(0)
-    super.writeAt(0, data)
+    super(new Uint8Array(0), mode, sb)
   }
   override size(): number {
-    return this.loaded ? super.size() : this.hostSize
+    return this.copiedUp ? super.size() : this.hostSize
   }
-  blocks(): number {
-    return !this.copiedUp && this.hostBlocks !== undefined
-      ? this.hostBlocks
-      : Math.ceil(this.size() / 4096) * 8
-  }
-  override contents(): Uint8Array {
-    this.load()
-    return super.contents()
-  }
-  override read(f: OpenFile, count: number): Uint8Array {
-    this.load()
-    return super.read(f, count)
+  override blocks(): number {
+    if (this.copiedUp) return super.blocks()
+    return this.hostBlocks ?? Math.ceil(this.hostSize / SHMEM_PAGE) * 8
   }
   override readAt(pos: number, count: number): Uint8Array {
-    this.load()
-    return super.readAt(pos, count)
-  }
-  override write(f: OpenFile, data: Uint8Array): number {
-    if (this.readOnly) return -EROFS
-    this.load()
-    this.copiedUp = true
-    return super.write(f, data)
+    if (this.copiedUp) return super.readAt(pos, count)
+    return this.hostRead(pos, Math.min(count, this.sb.maxRead))
   }
   override writeAt(pos: number, data: Uint8Array): number {
-    if (this.readOnly) return -EROFS
-    this.load()
-    this.copiedUp = true
-    return super.writeAt(pos, data)
+    const r = this.copyUp(this.hostSize)
+    return r < 0 ? r : super.writeAt(pos, data)
   }
-  override truncate(len: number): void {
-    this.load()
+  override fallocate(mode: number, offset: number, len: number): number {
+    const r = this.copyUp(this.hostSize)
+    return r < 0 ? r : super.fallocate(mode, offset, len)
+  }
+  override truncate(len: number): number {
+    // Only what the new length keeps is copied (O_TRUNC of a huge host file copies nothing).
+    const r = this.copyUp(Math.max(0, Math.min(len, this.hostSize)))
+    return r < 0 ? r : super.truncate(len)
+  }
+  /** At most count bytes from pos of the host's file (never trusting a longer answer). */
+  private hostRead(pos: number, count: number): Uint8Array {
+    const n = Math.max(0, Math.min(this.hostSize - pos, count))
+    if (n === 0) return new Uint8Array(0)
+    const got = this.host.read(this.hostPath, pos, n) ?? new Uint8Array(0)
+    return got.length > n ? got.subarray(0, n) : got
+  }
+  /** Copy the host's first `keep` bytes into tmpfs pages, its holes (zero pages) left holes. 0 or -errno. */
+  private copyUp(keep: number): number {
+    if (this.readOnly) return -EROFS
+    if (this.copiedUp) return 0
+    // Refuse before reading anything when it cannot fit.
+    if (Math.ceil(keep / SHMEM_PAGE) > this.sb.freeBlocks) {
+      this.sb.reclaim()
+      if (Math.ceil(keep / SHMEM_PAGE) > this.sb.freeBlocks) return -ENOSPC
+    }
+    const CHUNK = 256 * SHMEM_PAGE
+    let at = 0
+    while (at < keep) {
+      const want = Math.min(CHUNK, keep - at)
+      const got = this.hostRead(at, want)
+      for (let o = 0; o < got.length; o += SHMEM_PAGE)
+        if (!this.pages.storePage((at + o) / SHMEM_PAGE, got.subarray(o, o + SHMEM_PAGE))) {
+          this.pages.clear()
+          return -ENOSPC
+        }
+      at += got.length
+      if (got.length < want) break // the host's file is shorter now
+    }
     this.copiedUp = true
-    super.truncate(len)
+    this.length = at
+    return 0
   }
 }

@@ -36,11 +36,14 @@ export class PageCache {
     if (f === undefined) {
       f = this.frames.alloc()
       this.memory.writeBytes(f * PAGE, file.readAt(index * PAGE, PAGE))
-      // Reading a host file the first time loads it, which is not a change of its bytes.
-      m.version = file.version
       m.frames.set(index, f)
     }
     return f
+  }
+
+  /** A file's pages are gone (freed, truncated away): its cached frames no mapping uses go too. */
+  forget(file: RegularFile): void {
+    this.drop(file)
   }
 
   private drop(file: RegularFile): void {

@@ -1,7 +1,7 @@
 // A read-only view of a host directory for Vfs.mountHost in tests (the CLI's
 // --mount has its own; this package's src/ stays free of Node APIs).
 
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import type { HostDirectory } from '../../src/index.js'
 
@@ -36,6 +36,23 @@ export function nodeHostDirectory(root: string): HostDirectory {
               ? { type: 'symlink' as const, ...common, target: readlinkSync(join(root, p)) }
               : null
       }),
-    read: (p) => orNull(() => new Uint8Array(readFileSync(join(root, p)))),
+    read: (p, offset, length) => orNull(() => pread(join(root, p), offset, length)),
+  }
+}
+
+/** At most length bytes from offset: a guest's read touches only that range of the host file. */
+function pread(path: string, offset: number, length: number): Uint8Array {
+  const fd = openSync(path, 'r')
+  try {
+    const buf = new Uint8Array(length)
+    let done = 0
+    while (done < length) {
+      const n = readSync(fd, buf, done, length - done, offset + done)
+      if (n === 0) break
+      done += n
+    }
+    return buf.subarray(0, done)
+  } finally {
+    closeSync(fd)
   }
 }
