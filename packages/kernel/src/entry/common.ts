@@ -15,12 +15,13 @@ import {
   HC_SYSCALL_TRACE_ENTER,
   HC_SYSCALL_TRACE_EXIT,
   PERCPU_TOP_OF_STACK,
+  PT_REGS,
   PT_REGS_SIZE,
 } from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
 import { E2BIG, EFAULT, ENOEXEC, ENOMEM, ENOSYS } from '../errno.js'
 import { ElfError } from '../exec/elf.js'
-import type { Kernel } from '../kernel.js'
+import type { Kernel, PtRegsFrame } from '../kernel.js'
 import { BadAddress } from '../mm/user-memory.js'
 import { rseqHandleNotifyResume } from '../sched/rseq.js'
 import type { Task } from '../sched/task.js'
@@ -30,6 +31,22 @@ import { type SyscallContext, type SyscallResult, syscallName, syscallTable } fr
 const X86_EFLAGS_TF = 0x100
 /** si_code of a SIGTRAP for a breakpoint or a reported step (asm-generic/siginfo.h). */
 const TRAP_BRKPT = 1
+
+const ARG_REGS = ['di', 'si', 'dx', 'r10', 'r8', 'r9'] as const
+
+/**
+ * A register as a system call argument. A number holds it exactly up to 2^53; beyond, the low bits
+ * were lost, and an int argument (fd, flags, options: the C prototype reads the low 32 bits) with
+ * garbage above came out wrong. So such a value stays as large, with its low 32 bits exact.
+ */
+function syscallArg(frame: PtRegsFrame, r: (typeof ARG_REGS)[number]): number {
+  const v = frame.get(r)
+  if (Number.isSafeInteger(v)) return v
+  const at = frame.phys + PT_REGS[r]
+  const b = frame.bytes
+  const low = (b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (b[at + 3] << 24)) >>> 0
+  return (v < 0 ? -0x20_0000 : 0x1f_ffff) * 0x1_0000_0000 + low
+}
 
 export class SyscallEntry {
   /** The task whose system call the host is serving now ("current" for /dev/fd). */
@@ -115,14 +132,7 @@ export class SyscallEntry {
         k.printk.log(k.jiffies, `unimplemented syscall ${nr} (${syscallName(nr)}) called by ${task.comm}`)
       return -ENOSYS
     }
-    const args = [
-      frame.get('di'),
-      frame.get('si'),
-      frame.get('dx'),
-      frame.get('r10'),
-      frame.get('r8'),
-      frame.get('r9'),
-    ]
+    const args = ARG_REGS.map((r) => syscallArg(frame, r))
     let r: SyscallResult
     this.serving = task
     try {

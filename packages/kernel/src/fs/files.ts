@@ -25,6 +25,8 @@ export const O_NOCTTY = 0o400
 export const O_TRUNC = 0o1000
 export const O_APPEND = 0o2000
 export const O_NONBLOCK = 0o4000
+/** O_DIRECT: on a pipe, packet mode (pipe2). */
+export const O_DIRECT = 0o40000
 export const O_DIRECTORY = 0o200000
 export const O_NOFOLLOW = 0o400000
 /** O_PATH: a descriptor that only names the file (*at() base, fstat, fchdir); no reads or writes. */

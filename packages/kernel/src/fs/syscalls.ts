@@ -20,9 +20,11 @@ import {
   O_APPEND,
   O_CLOEXEC,
   O_CREAT,
+  O_DIRECT,
   O_DIRECTORY,
   O_EXCL,
   O_NOFOLLOW,
+  O_NONBLOCK,
   O_PATH,
   O_RDONLY,
   O_TRUNC,
@@ -165,13 +167,15 @@ const dup3: SyscallFn = ({ task }, oldfd, newfd, flags) => {
   return to
 }
 function makePipe(ctx: SyscallContext, fds: number, flags: number): number {
+  // do_pipe2: O_CLOEXEC, O_NONBLOCK and O_DIRECT (packet mode, taken as a plain pipe); O_NONBLOCK is each end's.
+  if ((flags & ~(O_CLOEXEC | O_NONBLOCK | O_DIRECT)) !== 0) return -EINVAL
   const pipe = new Pipe()
   const r = ctx.task.files.install(
-    new OpenFile(new PipeEnd(pipe, false), 0, 'pipe:[r]'),
+    new OpenFile(new PipeEnd(pipe, false), O_RDONLY | (flags & O_NONBLOCK), 'pipe:[r]'),
     (flags & O_CLOEXEC) !== 0,
   )
   const w = ctx.task.files.install(
-    new OpenFile(new PipeEnd(pipe, true), 1, 'pipe:[w]'),
+    new OpenFile(new PipeEnd(pipe, true), O_WRONLY | (flags & O_NONBLOCK), 'pipe:[w]'),
     (flags & O_CLOEXEC) !== 0,
   )
   writeUserU32(ctx.task.mm, fds, r)

@@ -1,6 +1,7 @@
 // The host's system calls for memory: brk, mmap, munmap, mprotect, mremap
 // (mm/), registered into the kernel's syscall table by syscalls.ts.
 
+import { TASK_SIZE } from '../abi.js'
 import { EINVAL, ENOMEM } from '../errno.js'
 import { fileOf } from '../fs/files.js'
 import { RegularFile } from '../fs/vfs.js'
@@ -48,12 +49,20 @@ export function registerMmSyscalls(def: SyscallDef): void {
 
   def(9, 'mmap', (ctx, addr, len, prot, flags, fd, off) => {
     const mm = ctx.task.mm
-    if (len <= 0 || addr % PAGE !== 0) return -EINVAL
+    if (len <= 0 || addr % PAGE !== 0 || off % PAGE !== 0) return -EINVAL
     const size = pageUp(len)
+    // get_unmapped_area: a length or a fixed range past TASK_SIZE is ENOMEM (not a host loop or throw).
+    if (size > TASK_SIZE || ((flags & MAP_FIXED) !== 0 && (addr < 0 || addr > TASK_SIZE - size)))
+      return -ENOMEM
     // VM_ACCOUNT: private writable memory (anonymous or a private file copy) counts against RAM.
     if ((prot & PROT_WRITE) !== 0 && (flags & MAP_SHARED) === 0 && !vmEnoughMemory(ctx.kernel, size))
       return -ENOMEM
-    const start = (flags & MAP_FIXED) !== 0 ? addr : mm.findFree(size, addr)
+    let start: number
+    try {
+      start = (flags & MAP_FIXED) !== 0 ? addr : mm.findFree(size, addr)
+    } catch {
+      return -ENOMEM // no hole that large
+    }
     const kind = (flags & MAP_ANONYMOUS) !== 0 ? 'anon' : 'file'
     let file: RegularFile | undefined
     let name = ''
@@ -78,7 +87,9 @@ export function registerMmSyscalls(def: SyscallDef): void {
     // file pages are mapped now too (as the loader maps text); the rest comes from the page cache on first use.
     if (file && (flags & MAP_SHARED) !== 0 && (prot & PROT_WRITE) !== 0)
       mm.write(start, file.readAt(off, len))
-    else if (file && (prot & PROT_EXEC) !== 0) mm.populate(start, start + size)
+    // (Only the pages the file has: the mapping may be far larger than the file.)
+    else if (file && (prot & PROT_EXEC) !== 0)
+      mm.populate(start, start + Math.min(size, pageUp(Math.max(0, file.size() - off))))
     ctx.kernel.notifyMmap(ctx.task, vma)
     return start
   })

@@ -25,12 +25,24 @@ function sleepUntil(ctx: SyscallContext, nr: number, ns: number): SyscallResult 
   // A handler makes it EINTR; without one (SIGSTOP/SIGCONT) it goes on to the same deadline (restart_block).
   return { wouldBlock: true, ready: () => kernel.machine.cycles(0) >= deadline, restartCode: ERESTARTNOHAND }
 }
+/** A struct timespec in nanoseconds, or -1 when timespec64_valid refuses it (EINVAL). */
 function timespecNs(ctx: SyscallContext, ts: number): number {
-  return readUserU64(ctx.task.mm, ts) * 1e9 + readUserU64(ctx.task.mm, ts + 8)
+  const sec = readUserU64(ctx.task.mm, ts)
+  const nsec = readUserU64(ctx.task.mm, ts + 8)
+  return sec < 0 || nsec < 0 || nsec >= 1e9 ? -1 : sec * 1e9 + nsec
 }
+
+/** clockid_to_kclock's clocks (a negative id is a pid's or a thread's CPU clock: none here), and those with nsleep. */
+const CLOCKS = new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11])
+const NSLEEP_CLOCKS = new Set([0, 1, 2, 7, 8, 9, 11])
+const EOPNOTSUPP = 95
+const GRND_NONBLOCK = 1
+const GRND_RANDOM = 2
+const GRND_INSECURE = 4
 
 export function registerTimeSyscalls(def: SyscallDef): void {
   def(228, 'clock_gettime', (ctx, clock, tp) => {
+    if (!CLOCKS.has(clock | 0)) return -EINVAL
     const ns = nowNs(ctx)
     const sec = (clock === 0 ? CLOCK_EPOCH_SECONDS : 0) + Math.floor(ns / 1e9)
     const b = new Uint8Array(16)
@@ -88,15 +100,34 @@ export function registerTimeSyscalls(def: SyscallDef): void {
   })
 
   /** getrandom with a fixed seed per kernel: runs are reproducible. */
-  def(318, 'getrandom', ({ kernel, task }, buf, len) => {
-    const out = kernel.randomBytes(len)
-    copyToUser(task.mm, buf, out)
-    return len
+  def(318, 'getrandom', ({ kernel, task }, buf, len, flags) => {
+    if ((flags & ~(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE)) !== 0) return -EINVAL
+    if ((flags & (GRND_RANDOM | GRND_INSECURE)) === (GRND_RANDOM | GRND_INSECURE)) return -EINVAL
+    // As get_random_bytes_user: at most INT_MAX bytes, a page at a time, the count copied until a fault.
+    const total = Math.min(len < 0 ? 0x7fffffff : len, 0x7fffffff)
+    let done = 0
+    while (done < total) {
+      const n = Math.min(4096 - ((buf + done) % 4096), total - done)
+      try {
+        copyToUser(task.mm, buf + done, kernel.randomBytes(n))
+      } catch (e) {
+        if (done === 0) throw e
+        break
+      }
+      done += n
+    }
+    return done
   })
 
-  def(35, 'nanosleep', (ctx, req) => sleepUntil(ctx, 35, timespecNs(ctx, req)))
-  def(230, 'clock_nanosleep', (ctx, _clock, flags, req) => {
+  def(35, 'nanosleep', (ctx, req) => {
     const ns = timespecNs(ctx, req)
+    return ns < 0 ? -EINVAL : sleepUntil(ctx, 35, ns)
+  })
+  def(230, 'clock_nanosleep', (ctx, clock, flags, req) => {
+    if (!CLOCKS.has(clock | 0)) return -EINVAL
+    if (!NSLEEP_CLOCKS.has(clock | 0)) return -EOPNOTSUPP
+    const ns = timespecNs(ctx, req)
+    if (ns < 0) return -EINVAL
     return sleepUntil(ctx, 230, (flags & 1) !== 0 ? Math.max(0, ns - ctx.kernel.machine.cycles(0)) : ns)
   })
 }
