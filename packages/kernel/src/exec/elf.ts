@@ -69,6 +69,11 @@ function u64(v: DataView, o: number): number {
   return Number(BigInt.asIntN(64, v.getBigUint64(o, true)))
 }
 
+/** An offset or a size: unsigned, so a huge one stays huge (and out of range) rather than turning negative. */
+function size64(v: DataView, o: number): number {
+  return Number(v.getBigUint64(o, true))
+}
+
 export function parseElf(bytes: Uint8Array): ElfFile {
   if (bytes.length < 64) throw new ElfError('not an ELF file (too short)')
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -79,8 +84,8 @@ export function parseElf(bytes: Uint8Array): ElfFile {
   const machine = v.getUint16(18, true)
   if (machine !== 62) throw new ElfError(`not an x86-64 ELF file (e_machine ${machine})`)
   const entry = u64(v, 24)
-  const phoff = u64(v, 32)
-  const shoff = u64(v, 40)
+  const phoff = size64(v, 32)
+  const shoff = size64(v, 40)
   const phentsize = v.getUint16(54, true)
   const phnum = v.getUint16(56, true)
   const shentsize = v.getUint16(58, true)
@@ -96,15 +101,16 @@ export function parseElf(bytes: Uint8Array): ElfFile {
       const ph: ProgramHeader = {
         type: v.getUint32(o, true),
         flags: v.getUint32(o + 4, true),
-        offset: u64(v, o + 8),
+        offset: size64(v, o + 8),
         vaddr: u64(v, o + 16),
-        filesz: u64(v, o + 32),
-        memsz: u64(v, o + 40),
-        align: u64(v, o + 48),
+        filesz: size64(v, o + 32),
+        memsz: size64(v, o + 40),
+        align: size64(v, o + 48),
       }
-      if (ph.type === PT_LOAD && (!inRange(ph.offset, ph.filesz) || ph.memsz < ph.filesz)) {
+      if (ph.type === PT_LOAD && !inRange(ph.offset, ph.filesz))
         throw new ElfError('malformed ELF: a loadable segment lies outside the file')
-      }
+      if (ph.type === PT_LOAD && ph.memsz < ph.filesz)
+        throw new ElfError('malformed ELF: a loadable segment is smaller in memory than in the file')
       programHeaders.push(ph)
     }
   }
@@ -120,8 +126,8 @@ export function parseElf(bytes: Uint8Array): ElfFile {
         type: v.getUint32(o + 4, true),
         flags: u64(v, o + 8),
         addr: u64(v, o + 16),
-        offset: u64(v, o + 24),
-        size: u64(v, o + 32),
+        offset: size64(v, o + 24),
+        size: size64(v, o + 32),
         link: v.getUint32(o + 40, true),
         entsize: u64(v, o + 56),
       })
@@ -135,6 +141,8 @@ export function parseElf(bytes: Uint8Array): ElfFile {
 }
 
 function cString(bytes: Uint8Array, off: number): string {
+  // A name outside the file (a bad sh_name or string table offset) is no name, not a walk from there.
+  if (!(off >= 0 && off < bytes.length)) return ''
   let end = off
   while (end < bytes.length && bytes[end] !== 0) end++
   return utf8Decode(bytes.subarray(off, end))
@@ -145,7 +153,7 @@ export function findSection(elf: ElfFile, name: string): SectionHeader | undefin
 }
 
 export function sectionBytes(elf: ElfFile, s: SectionHeader): Uint8Array {
-  if (s.offset + s.size > elf.bytes.length)
+  if (!(s.offset >= 0 && s.offset + s.size <= elf.bytes.length))
     throw new ElfError(`malformed ELF: section ${s.name} out of range`)
   return elf.bytes.subarray(s.offset, s.offset + s.size)
 }

@@ -5,7 +5,9 @@
 // is. Segments are file mappings: their pages come from the page cache on
 // first touch (shared by every process mapping the file), copied on write.
 
-import { type Cpu, cpuid } from '@probekit/x86-emu'
+import { type Cpu, cpuid, OutOfMemory } from '@probekit/x86-emu'
+import { TASK_SIZE } from '../abi.js'
+import { EINVAL, ENOMEM } from '../errno.js'
 import { errnoMessage } from '../errno-names.js'
 import type { RegularFile } from '../fs/vfs.js'
 import { type Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageDown, pageUp, type Vma } from '../mm/mm.js'
@@ -72,23 +74,78 @@ export interface LoadedProgram {
   elf: ElfFile
 }
 
-/** Check that bytes are an x86-64 executable we can run; throws ElfError with a one-line reason. */
+/** sizeof(struct elf64_phdr). */
+const PHDR_SIZE = 56
+/** load_elf_phdrs: the table must fit in ELF_MIN_ALIGN bytes. */
+const ELF_MIN_ALIGN = 4096
+/** PATH_MAX: the longest PT_INTERP binfmt_elf reads. */
+const PATH_MAX = 4096
+/** The most address space an interpreter's segments may span. */
+const INTERP_SPAN_MAX = 2 ** 40
+
+/**
+ * Check that bytes are an x86-64 executable we can run, as load_elf_binary's
+ * checks before it maps anything (all -ENOEXEC); throws ElfError with a
+ * one-line reason.
+ */
 export function checkExecutable(bytes: Uint8Array): ElfFile {
   const elf = parseElf(bytes)
   if (elf.type !== ET_EXEC && elf.type !== ET_DYN)
     throw new ElfError('not an executable (ELF type is neither EXEC nor DYN)')
+  const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const phentsize = v.getUint16(54, true)
+  if (elf.programHeaders.length > 0 && phentsize !== PHDR_SIZE)
+    throw new ElfError(`malformed ELF: e_phentsize is ${phentsize}, not ${PHDR_SIZE}`)
+  if (elf.programHeaders.length * PHDR_SIZE > ELF_MIN_ALIGN)
+    throw new ElfError(
+      `malformed ELF: ${elf.programHeaders.length} program headers (at most ${ELF_MIN_ALIGN / PHDR_SIZE})`,
+    )
   if (!elf.programHeaders.some((p) => p.type === PT_LOAD))
     throw new ElfError('the ELF file has no loadable segments')
+  interpreterOf(elf, bytes)
   return elf
 }
 
-/** The interpreter a dynamically linked executable names (PT_INTERP), or null. */
+/**
+ * The interpreter a dynamically linked executable names (PT_INTERP, the first
+ * one), or null. As binfmt_elf reads it: 2 to PATH_MAX bytes ending in a NUL
+ * (else ElfError; Linux's read past the end of the file is -EIO, here ENOEXEC).
+ */
 export function interpreterOf(elf: ElfFile, bytes: Uint8Array): string | null {
   const ph = elf.programHeaders.find((p) => p.type === PT_INTERP)
   if (!ph) return null
+  if (ph.filesz < 2 || ph.filesz > PATH_MAX)
+    throw new ElfError(`malformed ELF: the interpreter's name is ${ph.filesz} bytes (2 to ${PATH_MAX})`)
+  if (ph.offset + ph.filesz > bytes.length)
+    throw new ElfError("malformed ELF: the interpreter's name lies outside the file")
   const raw = bytes.subarray(ph.offset, ph.offset + ph.filesz)
-  const nul = raw.indexOf(0)
-  return utf8Decode(raw.subarray(0, nul < 0 ? raw.length : nul))
+  if (raw[raw.length - 1] !== 0)
+    throw new ElfError("malformed ELF: the interpreter's name does not end in a NUL")
+  return utf8Decode(raw.subarray(0, raw.indexOf(0)))
+}
+
+/**
+ * The checks load_elf_binary (and load_elf_interp) make of each PT_LOAD's
+ * place: inside user space (-EINVAL; -ENOMEM for an interpreter's), no
+ * bigger than memory (the overcommit heuristic's -ENOMEM), its file offset
+ * congruent with its address (mmap's -EINVAL). Linux finds these after the
+ * point of no return and kills the process; made before anything is mapped,
+ * the old program goes on.
+ */
+function checkSegments(elf: ElfFile, bias: number, memory: number, what: string, badPlace: number): void {
+  for (const ph of elf.programHeaders) {
+    if (ph.type !== PT_LOAD) continue
+    const at = ph.vaddr + bias
+    if (at < 0 || at >= TASK_SIZE || ph.memsz > TASK_SIZE || TASK_SIZE - ph.memsz < at)
+      throw new ExecError(
+        badPlace,
+        `${what}: a segment at 0x${BigInt.asUintN(64, BigInt(at)).toString(16)} is not in user space`,
+      )
+    if (pageUp(ph.memsz) > memory)
+      throw new ExecError(ENOMEM, `${what}: a segment of ${ph.memsz} bytes is bigger than memory`)
+    if (ph.filesz > 0 && (ph.vaddr - ph.offset) % PAGE !== 0)
+      throw new ExecError(EINVAL, `${what}: a segment's file offset and address differ within a page`)
+  }
 }
 
 export interface ExecArgs {
@@ -111,18 +168,20 @@ function mapSegment(mm: Mm, image: ExecImage, ph: ProgramHeader, bias: number, n
   const end = pageUp(ph.vaddr + bias + ph.memsz)
   const prot = PROT_READ | (ph.flags & PF_W ? PROT_WRITE : 0) | (ph.flags & PF_X ? PROT_EXEC : 0)
   const pgoff = ph.offset - (ph.vaddr + bias - start)
-  const mapped = pageUp(fileEnd)
+  // Nothing from the file: all of it is bss (elf_load maps no file pages).
+  const mapped = ph.filesz > 0 ? pageUp(fileEnd) : start
   const cached = mm.pageCache !== null && image.file !== undefined && (ph.vaddr - ph.offset) % PAGE === 0
-  mm.addVma({
-    start,
-    end: mapped,
-    prot,
-    kind: 'file',
-    name,
-    shared: false,
-    pgoff,
-    ...(image.file ? { file: image.file } : {}),
-  })
+  if (mapped > start)
+    mm.addVma({
+      start,
+      end: mapped,
+      prot,
+      kind: 'file',
+      name,
+      shared: false,
+      pgoff,
+      ...(image.file ? { file: image.file } : {}),
+    })
   if (!cached) mm.write(ph.vaddr + bias, image.bytes.subarray(ph.offset, ph.offset + ph.filesz))
   else if (ph.memsz > ph.filesz && fileEnd < mapped) mm.write(fileEnd, new Uint8Array(mapped - fileEnd))
   if (end > mapped) mm.addVma({ start: mapped, end, prot, kind: 'anon', name: '', shared: false })
@@ -172,12 +231,41 @@ export function loadExecutable(
   /** The interpreter a dynamically linked program names, read from the guest's file system (an errno if it cannot be). */
   openInterpreter?: (path: string) => ExecImage | number,
 ): LoadedProgram {
+  try {
+    return load(mm, image, args, cpu, openInterpreter)
+  } catch (e) {
+    // A page for the image or its stack found no memory: execve's -ENOMEM.
+    if (e instanceof OutOfMemory) throw new ExecError(ENOMEM, `${args.filename}: out of memory`)
+    throw e
+  }
+}
+
+/** BAD_ADDR: an entry point must be a user address. */
+function checkEntry(entry: number, what: string): void {
+  if (entry < 0 || entry >= TASK_SIZE)
+    throw new ExecError(
+      EINVAL,
+      `${what}: entry point 0x${BigInt.asUintN(64, BigInt(entry)).toString(16)} is not in user space`,
+    )
+}
+
+function load(
+  mm: Mm,
+  image: ExecImage,
+  args: ExecArgs,
+  cpu: Cpu,
+  openInterpreter?: (path: string) => ExecImage | number,
+): LoadedProgram {
   const elf = checkExecutable(image.bytes)
-  const prog = mapImage(mm, image, elf, elf.type === ET_DYN ? PIE_BASE : 0, args.filename)
+  const memory = mm.memory.size
+  const progBias = elf.type === ET_DYN ? PIE_BASE : 0
+  checkSegments(elf, progBias, memory, args.filename, EINVAL)
+  const interpPath = interpreterOf(elf, image.bytes)
+  if (interpPath === null) checkEntry(elf.entry + progBias, args.filename)
+  const prog = mapImage(mm, image, elf, progBias, args.filename)
   const brk = prog.end
   let interpBase = 0
   let entry = elf.entry + prog.bias
-  const interpPath = interpreterOf(elf, image.bytes)
   if (interpPath !== null) {
     const interp = openInterpreter ? openInterpreter(interpPath) : -2
     if (typeof interp === 'number')
@@ -186,8 +274,13 @@ export function loadExecutable(
     if (interpreterOf(ielf, interp.bytes) !== null)
       throw new ElfError(`${interpPath}: an interpreter with an interpreter`)
     // ld.so goes where an mmap of its size would (top-down below the stack), as load_elf_interp places it.
+    // At most 1 TiB, so findFree always has room: at most 73 segments cannot fill 127 TiB of gaps.
     const span = imageSpan(ielf)
+    if (span.size > INTERP_SPAN_MAX)
+      throw new ExecError(ENOMEM, `interpreter ${interpPath}: its segments span ${span.size} bytes`)
     const bias = ielf.type === ET_DYN ? mm.findFree(span.size) - span.low : 0
+    checkSegments(ielf, bias, memory, `interpreter ${interpPath}`, ENOMEM)
+    checkEntry(ielf.entry + bias, `interpreter ${interpPath}`)
     mapImage(mm, interp, ielf, bias, interpPath)
     interpBase = bias + span.low
     entry = ielf.entry + bias
