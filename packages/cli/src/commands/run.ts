@@ -278,7 +278,10 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     const task = kernel.spawn(
       path,
       [program, ...args],
-      Object.entries(process.env).map(([k, v]) => `${k}=${v}`),
+      // The host's environment, less bin/probekit.js's note to this process (host-interrupts.ts).
+      Object.entries(process.env)
+        .filter(([k]) => k !== 'PROBEKIT_INTERRUPT_FD')
+        .map(([k, v]) => `${k}=${v}`),
       { cwd: typeof kernel.vfs.lookup(cwd) === 'number' ? '/' : cwd },
     )
     // Before it runs its first instruction, as strace -f attaches to what it starts.
