@@ -5,6 +5,7 @@ import { Command, CommanderError } from 'commander'
 import { CliError } from './cli-error.js'
 import { decodeCommand } from './commands/decode.js'
 import { demoCommand } from './commands/demo.js'
+import { disasmCommand } from './commands/disasm.js'
 import { listCommand } from './commands/list.js'
 import { type RunOptions, runCommand } from './commands/run.js'
 import type { CliIo } from './io.js'
@@ -51,6 +52,27 @@ function createProgram(io: CliIo): Command {
     .action(() => {
       exitCode = demoCommand(io)
     })
+
+  program
+    .command('disasm')
+    .description(
+      "disassemble a function: a guest kernel function (SYMBOL, or an ADDRESS inside it) or a program's (BINARY:SYMBOL)",
+    )
+    .argument('<target>', 'SYMBOL | ADDRESS (hex or decimal) | BINARY:SYMBOL')
+    .option(
+      '-p, --probe <definition>',
+      'a kernel probe to place first, in kprobe_events syntax as run -p takes it; its instruction is marked; repeatable',
+      collect,
+      [],
+    )
+    .option('--optimize', "run the kprobe-optimizer: show each optimized probe's jump and its detour buffer")
+    .addHelpText(
+      'after',
+      "\nExamples:\n  probekit disasm do_sys_open\n  probekit disasm -p 'p:myprobe do_sys_open+4' --optimize do_sys_open\n  probekit disasm ./myprog:myfunc",
+    )
+    .action((target: string, options: { probe: string[]; optimize?: boolean }) =>
+      disasmCommand(target, options, io),
+    )
 
   program
     .command('list')
