@@ -8,6 +8,8 @@
 import { readFileSync } from 'node:fs'
 import { isUprobeDefinition, Kernel } from '@probekit/kernel'
 import { describe, expect, it } from 'vitest'
+import { mutateDefinition } from '../../kernel/test/support/mutate-definition.js'
+import { prng } from '../../kernel/test/support/prng.js'
 import { CliError } from '../src/cli-error.js'
 import { readGuestImage } from '../src/guest-image.js'
 import { parseDefinitions } from '../src/probes.js'
@@ -24,66 +26,6 @@ const VALID = [
   'p:g/e /bin/myprog:myfunc+4',
   'r /bin/myprog:myfunc a=@0x601040:u32 b=@+0x6020:s64 c=+0(%di):string d=+u8($stack):x8 e=$stack1 f=$comm g=\\7 h=$retval:s32 j=+0(%di):u16[3] k=%ax:b2@1/8',
 ]
-
-/** mulberry32: a small deterministic PRNG, so every run fuzzes the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
-
-const SPECIALS = [
-  '(',
-  ')',
-  '+',
-  '-',
-  ':',
-  '%',
-  '$',
-  '@',
-  '[',
-  ']',
-  ',',
-  '=',
-  '"',
-  '\\',
-  '/',
-  '.',
-  ' ',
-  '\0',
-  'é',
-  '😀',
-]
-const HUGE = ['18446744073709551616', '0xffffffffffffffff', '1e400', '9007199254740993', '4294967296']
-
-function mutate(line: string, rand: () => number): string {
-  const pick = <T>(a: readonly T[]): T => a[Math.floor(rand() * a.length)]
-  let s = line
-  for (let steps = 1 + Math.floor(rand() * 3); steps > 0; steps--) {
-    const i = Math.floor(rand() * (s.length + 1))
-    const kind = Math.floor(rand() * 5)
-    if (kind === 0) s = s.slice(0, i) + s.slice(i + 1 + Math.floor(rand() * 3))
-    else if (kind === 1) s = s.slice(0, i) + pick(SPECIALS) + s.slice(i)
-    else if (kind === 2) {
-      const toks = s.split(' ')
-      const t = Math.floor(rand() * toks.length)
-      toks.splice(t, 0, toks[t])
-      s = toks.join(' ')
-    } else if (kind === 3) {
-      const nums = [...s.matchAll(/0x[0-9a-fA-F]+|\d+/g)]
-      if (nums.length > 0) {
-        const m = pick(nums)
-        s = s.slice(0, m.index) + pick(HUGE) + s.slice((m.index ?? 0) + m[0].length)
-      }
-    } else s = `${s.slice(0, i)}${pick(SPECIALS)}${s.slice(i + 1)}`
-  }
-  return s
-}
 
 function guest(): Kernel {
   const k = new Kernel({ image: readGuestImage(), memorySize: 64 * 1024 * 1024 })
@@ -115,7 +57,8 @@ describe('mutated uprobe_events definitions', () => {
   it('seeded mutants: placed, or a one-line CliError', () => {
     const rand = prng(17)
     const outcomes = { ok: 0, refused: 0 }
-    for (const line of VALID) for (let n = 0; n < 300; n++) outcomes[place(k, mutate(line, rand))]++
+    for (const line of VALID)
+      for (let n = 0; n < 300; n++) outcomes[place(k, mutateDefinition(line, rand, 1)[0])]++
     expect(outcomes.ok).toBeGreaterThan(0)
     expect(outcomes.refused).toBeGreaterThan(0)
   })

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { TASK_SIZE } from '../src/abi.js'
 import { EACCES, EINVAL, ENOENT, ENOEXEC, ENOMEM } from '../src/errno.js'
 import { checkExecutable, ElfError, ExecError, Kernel, PT_INTERP, PT_LOAD, type Task } from '../src/index.js'
+import { prng } from './support/prng.js'
 import { guestImage } from './support/run.js'
 import { syscall, tinyElf } from './support/tiny-elf.js'
 
@@ -23,18 +24,6 @@ const TRUE = dynamicHost ? new Uint8Array(readFileSync('/bin/true')) : null
 const MEMORY = 32 * 1024 * 1024
 /** Instructions an accepted mutant may run: enough for ld.so to give up on a broken program, bounded. */
 const BUDGET = 20_000_000
-
-/** mulberry32: a small deterministic PRNG, so every run fuzzes the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
 
 interface Mutant {
   name: string

@@ -25,6 +25,7 @@ import {
   probeEventFields,
   probeHitRecord,
 } from '../src/index.js'
+import { prng } from './support/prng.js'
 import { guestImage } from './support/run.js'
 
 const fieldsOf = (line: string) => probeEventFields(parseProbeDefinition(line) as ProbeDefinition)
@@ -273,7 +274,7 @@ describe('logic', () => {
   })
 
   it('evaluates as the program predicate_parse compiles, over seeded random expressions', () => {
-    const rand = mulberry32(15)
+    const rand = prng(15)
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]
     const atoms = ['u8', 'u16', 'flags', 'c']
     const atom = () => `${pick(atoms)} == 1`
@@ -373,7 +374,7 @@ describe('errors, with the position trace_events_filter.c gives them', () => {
   })
 
   it('every mutation of a filter parses or is a FilterError at a place in it, never another exception', () => {
-    const rand = mulberry32(17)
+    const rand = prng(17)
     const seeds = [
       'comm == "sh" && dfd == -100',
       '((dfd >= 10 && dfd < 15) || u8 == 17) && name ~ "*.txt"',
@@ -454,17 +455,6 @@ describe('a probe hit as the record', () => {
     expect(ok('common_flags & 1 && common_preempt_count == 0')).toBe(true)
   })
 })
-
-/** A seeded PRNG (mulberry32): the same expressions every run. */
-function mulberry32(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /**
  * predicate_parse of trace_events_filter.c, as the kernel builds its program

@@ -14,6 +14,8 @@ import {
   ProbeSyntaxError,
   parseProbeDefinition,
 } from '../src/index.js'
+import { HUGE, mutateDefinition, SPECIALS } from './support/mutate-definition.js'
+import { prng } from './support/prng.js'
 
 const kaddr = (a: bigint) => Number(BigInt.asIntN(64, a))
 const kallsyms = new Kallsyms([
@@ -48,100 +50,6 @@ const VALID = [
   'p /x/y:main+0x10',
   'r /bin/prog:0x10 a=@0x601040:u32 b=@+0x6020:s64 c=+0(%di):string d=+u8($stack):x8 e=$stack1 f=$comm g=\\7 h=$retval:s32 j=+0(%di):u16[3] k=%ax:b2@1/8',
 ]
-
-/** mulberry32: a small deterministic PRNG, so every run fuzzes the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
-
-const SPECIALS = [
-  '(',
-  ')',
-  '+',
-  '-',
-  ':',
-  '%',
-  '$',
-  '@',
-  '[',
-  ']',
-  ',',
-  '=',
-  '"',
-  '\\',
-  '/',
-  '.',
-  '*',
-  ' ',
-  '\t',
-  '\0',
-  'é',
-  '€',
-  '😀',
-  '\u202e',
-  '\ufffd',
-]
-const HUGE = [
-  '18446744073709551616',
-  '18446744073709551615',
-  '0x10000000000000000',
-  '1e400',
-  '99999999999999999999999999',
-  '-9223372036854775809',
-  '0xffffffffffffffff',
-  '4294967296',
-  '9007199254740993',
-]
-
-/** Seeded mutants of one valid definition. */
-function mutate(line: string, rand: () => number, count: number): string[] {
-  const pick = <T>(a: readonly T[]): T => a[Math.floor(rand() * a.length)]
-  const out: string[] = []
-  for (let k = 0; k < count; k++) {
-    let s = line
-    for (let steps = 1 + Math.floor(rand() * 3); steps > 0; steps--) {
-      const i = Math.floor(rand() * (s.length + 1))
-      switch (Math.floor(rand() * 6)) {
-        case 0: // delete 1-4 characters
-          s = s.slice(0, i) + s.slice(i + 1 + Math.floor(rand() * 4))
-          break
-        case 1: // insert a special character (or several)
-          s = s.slice(0, i) + pick(SPECIALS).repeat(1 + Math.floor(rand() * 3)) + s.slice(i)
-          break
-        case 2: {
-          // duplicate a token
-          const toks = s.split(' ')
-          const t = Math.floor(rand() * toks.length)
-          toks.splice(t, 0, toks[t])
-          s = toks.join(' ')
-          break
-        }
-        case 3: {
-          // a number becomes a huge one
-          const nums = [...s.matchAll(/0x[0-9a-fA-F]+|\d+/g)]
-          if (nums.length === 0) break
-          const m = pick(nums)
-          s = s.slice(0, m.index) + pick(HUGE) + s.slice((m.index ?? 0) + m[0].length)
-          break
-        }
-        case 4: // cut short
-          s = s.slice(0, i)
-          break
-        default: // a character replaced
-          s = `${s.slice(0, i)}${pick(SPECIALS)}${s.slice(i + 1)}`
-      }
-    }
-    out.push(s)
-  }
-  return out
-}
 
 /** Inputs that are long (bounded): many arguments, long names, deep nesting, long numbers. */
 function longInputs(): string[] {
@@ -198,7 +106,7 @@ describe('mutated probe definitions', () => {
   ])('seeded mutants %s: parse or a ProbeSyntaxError with a caret in the input', (_name, options) => {
     const rand = prng(17)
     const outcomes = { ok: 0, error: 0 }
-    for (const line of VALID) for (const m of mutate(line, rand, 300)) outcomes[check(m, options)]++
+    for (const line of VALID) for (const m of mutateDefinition(line, rand, 300)) outcomes[check(m, options)]++
     // Both happen: the mutations reach past the first check.
     expect(outcomes.ok).toBeGreaterThan(0)
     expect(outcomes.error).toBeGreaterThan(0)

@@ -20,20 +20,11 @@
 import { readFileSync } from 'node:fs'
 import { exitStatus, imagePhys, Kernel, type Task, type TaskTracer } from '@probekit/kernel'
 import { decode } from '@probekit/x86-emu'
+import { prng } from '../../../kernel/test/support/prng.js'
 import { EEXIST, EILSEQ, EINVAL, type Jprobe, type Kprobe, Kprobes, type Kretprobe } from '../../src/index.js'
 import { guestImage } from './kernel.js'
 
-/** mulberry32: a small seeded PRNG, so a failure replays exactly. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+export { prng }
 
 export const fixture = (name: string): Uint8Array =>
   new Uint8Array(readFileSync(new URL(`../../../kernel/fixtures/bin/${name}`, import.meta.url)))

@@ -7,6 +7,7 @@
 
 import { decode } from '@probekit/x86-emu'
 import { expect } from 'vitest'
+import { prng } from '../../../kernel/test/support/prng.js'
 import { getpidLoop } from '../../bench/programs.js'
 import { EILSEQ, EINVAL, type Kprobe, Kprobes, type Kretprobe } from '../../src/index.js'
 import { BAD_WRITER, bootKernel, textSnapshot } from './kernel.js'
@@ -19,18 +20,6 @@ export interface PropertyExtension {
   afterStep?(kprobes: readonly Kprobe[]): void
   /** After every probe is gone and the text checked. */
   finalChecks?(): void
-}
-
-/** mulberry32: a small seeded PRNG, so a failure replays exactly. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 /** Hot functions (entered on every syscall), so random probes there are really hit. */
