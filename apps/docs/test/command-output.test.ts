@@ -1,13 +1,14 @@
 // The commands the guides show print what the guides say: every plain code
 // block that is a shell session (lines starting with "$ probekit", "$ echo")
 // is run, and every block marked <!-- output of: COMMAND --> is COMMAND's
-// output. The shown lines must be the real ones, in order; a "..." line
+// output (in the directory a <!-- cwd: DIR --> before the block names). The shown lines must be the real ones, in order; a "..." line
 // stands for any number of lines left out. So an address, a count or a
 // message that changes in the code fails here instead of going stale on the
 // page.
 
 import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
@@ -20,10 +21,13 @@ interface Shown {
   page: string
   command: string
   lines: string[]
+  /** Where the command runs, from the repository root (<!-- cwd: DIR --> before the block). */
+  cwd: string
 }
 
 const SESSION = /^\$ /
 const MARK = /^<!-- output of: (.+) -->$/
+const CWD = /^<!-- cwd: (.+) -->$/
 
 /** The shown commands of a page: session blocks, and marked blocks. */
 function shownCommands(page: string, markdown: string): Shown[][] {
@@ -39,8 +43,10 @@ function shownCommands(page: string, markdown: string): Shown[][] {
       continue
     }
     const body = lines.slice(i + 1, end)
-    const mark = MARK.exec(lines[i - 1] ?? '') ?? MARK.exec(lines[i - 2] ?? '')
-    if (mark) sessions.push([{ page, command: mark[1], lines: body }])
+    const before = [lines[i - 1] ?? '', lines[i - 2] ?? '']
+    const mark = MARK.exec(before[0]) ?? MARK.exec(before[1])
+    const cwd = (CWD.exec(before[0]) ?? CWD.exec(before[1]))?.[1] ?? '.'
+    if (mark) sessions.push([{ page, command: mark[1], lines: body, cwd }])
     else if (SESSION.test(body[0] ?? '')) {
       const session: Shown[] = []
       for (let j = 0; j < body.length; j++) {
@@ -52,7 +58,7 @@ function shownCommands(page: string, markdown: string): Shown[][] {
         let command = body[j].slice(2)
         while (command.endsWith('\\') && j + 1 < body.length)
           command = `${command.slice(0, -1)} ${body[++j].trim()}`
-        session.push({ page, command, lines: [] })
+        session.push({ page, command, lines: [], cwd })
       }
       sessions.push(session)
     }
@@ -72,7 +78,7 @@ function runSession(session: Shown[]): string[][] {
     ...session.flatMap((s) => [`echo ${marker}`, '(exit $status)', `{ ${s.command}\n} 2>&1`, 'status=$?']),
   ].join('\n')
   const r = spawnSync('sh', ['-c', script], {
-    cwd: repo,
+    cwd: join(repo, session[0].cwd),
     encoding: 'utf8',
     // The guest sees the host's environment, whose size moves the guest's stack and so its
     // instruction counts and timestamps: the pages show runs in this small one.
@@ -88,6 +94,18 @@ function runSession(session: Shown[]): string[][] {
   )
 }
 
+/** A shown line is the real one; an ellipsis (…) in it stands for any text (a page shortens long paths so). */
+function same(shown: string, real: string): boolean {
+  const s = shown.trimEnd()
+  const r = real.trimEnd()
+  if (!s.includes('…')) return s === r
+  const pattern = s
+    .split('…')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*')
+  return new RegExp(`^${pattern}$`).test(r)
+}
+
 /** The shown lines appear in the real output in order; "..." skips any number of lines. Null when they do. */
 function mismatch(shown: readonly string[], real: readonly string[]): string | null {
   // Memoized on (shown line, real line): without it a failing match with several "..." is exponential.
@@ -101,7 +119,7 @@ function mismatch(shown: readonly string[], real: readonly string[]): string | n
     else if (shown[s].trim() === '...') {
       ok = false
       for (let k = r; k <= real.length && !ok; k++) ok = match(s + 1, k)
-    } else ok = r < real.length && real[r].trimEnd() === shown[s].trimEnd() && match(s + 1, r + 1)
+    } else ok = r < real.length && same(shown[s], real[r]) && match(s + 1, r + 1)
     memo.set(key, ok)
     return ok
   }
@@ -110,16 +128,16 @@ function mismatch(shown: readonly string[], real: readonly string[]): string | n
   let r = 0
   for (const line of shown) {
     if (line.trim() === '...') continue
-    const k = real.findIndex((x, i) => i >= r && x.trimEnd() === line.trimEnd())
+    const k = real.findIndex((x, i) => i >= r && same(line, x))
     if (k < 0) return line
     r = k + 1
   }
   return '(the lines are all there, but other lines stand where the page shows no "...")'
 }
 
-const guides = readdirSync(new URL('guide/', docs))
+const guides = ['guide/', 'packages/']
+  .flatMap((dir) => readdirSync(new URL(dir, docs)).map((f) => `${dir}${f}`))
   .filter((f) => f.endsWith('.md'))
-  .map((f) => `guide/${f}`)
 const sessions = guides.flatMap((page) => shownCommands(page, readFileSync(new URL(page, docs), 'utf8')))
 
 describe('the commands shown in the guides print what the guides show', () => {
