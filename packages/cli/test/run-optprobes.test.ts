@@ -60,7 +60,7 @@ describe('probekit run: optimized kernel probes', () => {
     const b = run('-p', 'p irq_exit', '--sysctl', 'kernel.nope=1', '--', COMPUTE)
     expect(b.code).toBe(2)
     expect(b.stderr).toMatch(
-      /^probekit: --sysctl kernel.nope: no such setting \(known here: debug.kprobes-optimization\)\n$/,
+      /^probekit: --sysctl kernel.nope: no such setting \(known here: debug.kprobes-optimization, kernel.pid_max, kernel.threads-max\)\n$/,
     )
     const c = run('-p', 'p irq_exit', '--sysctl', 'debug.kprobes_optimization=2', '--', COMPUTE)
     expect(c.code).toBe(2)
@@ -68,7 +68,7 @@ describe('probekit run: optimized kernel probes', () => {
     const d = run('--sysctl', 'debug.kprobes_optimization=0', '--', COMPUTE)
     expect(d.code).toBe(2)
     expect(d.stderr).toMatch(
-      /no such setting; debug.kprobes_optimization is there when the run has kernel probes/,
+      /no such setting \(known here: kernel.pid_max, kernel.threads-max\); debug.kprobes_optimization is there when the run has kernel probes/,
     )
   })
 })
