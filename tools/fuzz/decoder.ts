@@ -16,20 +16,11 @@ import { parseArgs } from 'node:util'
 import { DecodeError, tryDecode } from '../../packages/x86-emu/src/decoder/index.js'
 import { type Decoded, judge, openCapstone } from '../../packages/x86-emu/test/support/capstone.js'
 import { fixtureCorpus, fuzzCases } from '../../packages/x86-emu/test/support/fuzz-bytes.js'
+import { optionChecks } from './options.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..')
 
-function fail(message: string): never {
-  console.error(`decoder fuzz: ${message}`)
-  process.exit(2)
-}
-
-function integer(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  const n = Number(value)
-  if (!Number.isSafeInteger(n) || n < 0) fail(`--${name} wants a non-negative integer, got '${value}'`)
-  return n
-}
+const { fail, integer } = optionChecks('decoder fuzz')
 
 let args: ReturnType<typeof parseOptions>
 function parseOptions() {

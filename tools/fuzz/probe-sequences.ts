@@ -12,18 +12,9 @@
 import { parseArgs } from 'node:util'
 import { fixture, probeSequence, type Workload } from '../../packages/kprobes/test/support/probe-sequence.js'
 import { optimizerExtension } from '../../packages/optprobes/test/support/optimizer-extension.js'
+import { optionChecks } from './options.js'
 
-function fail(message: string): never {
-  console.error(`probe-sequences fuzz: ${message}`)
-  process.exit(2)
-}
-
-function integer(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  const n = Number(value)
-  if (!Number.isSafeInteger(n) || n < 0) fail(`--${name} wants a non-negative integer, got '${value}'`)
-  return n
-}
+const { fail, integer } = optionChecks('probe-sequences fuzz')
 
 let args: ReturnType<typeof parseOptions>
 function parseOptions() {
