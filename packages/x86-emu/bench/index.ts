@@ -9,9 +9,10 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { measure, report, runBenchmarks } from '@probekit/bench'
 import { tryDecode } from '../src/index.js'
-import { readElf } from '../test/support/elf.js'
+import { patchGlobal32, readElf } from '../test/support/elf.js'
 import type { MemoryFigures } from './memory.js'
 import type { Mips } from './mips.js'
+import { haveQemuUser, haveUnicorn, type PeerRun, qemuUserRun, unicornRun } from './peers.js'
 
 const here = fileURLToPath(new URL('.', import.meta.url))
 const workloadPath = (name: string) => `${here}../native/workloads/${name}-bare`
@@ -80,7 +81,68 @@ function intmixMemory(): MemoryFigures {
 }
 const MiB = 1024 * 1024
 
+/**
+ * The issue-16 comparison: the emulator (warm, as in mips()), Unicorn on the
+ * same bare bytes and qemu-user on the native build, one workload at a time
+ * so each ratio comes from neighbouring measurements. calls: 10 M iterations
+ * of 8 instructions; crcloop: 64 refills and CRCs of 64 KiB (about 9.5
+ * instructions a byte); fpmix: 60 iterations.
+ */
+const PEER_WORKLOADS = [
+  { name: 'calls', iterations: 10_000_000, what: 'call-heavy loop' },
+  { name: 'crcloop', iterations: 64, what: 'xorshift refill + CRC-32' },
+  { name: 'fpmix', iterations: 60, what: 'SSE2 doubles' },
+] as const
+const peerRuns = new Map<string, { unicorn?: PeerRun; qemu?: PeerRun }>()
+function peers(name: string, iterations: number): { unicorn?: PeerRun; qemu?: PeerRun } {
+  let p = peerRuns.get(name)
+  if (p === undefined) {
+    p = {}
+    if (haveUnicorn) p.unicorn = unicornRun(patchGlobal32(workload(name), 'iterations', iterations))
+    if (haveQemuUser) p.qemu = qemuUserRun(`${here}../native/workloads/${name}-native`, iterations)
+    if (p.unicorn && p.qemu && p.unicorn.stdout !== p.qemu.stdout)
+      throw new Error(`${name}: Unicorn and qemu-user printed different output`)
+    peerRuns.set(name, p)
+  }
+  return p
+}
+const peerBenchmarks = PEER_WORKLOADS.flatMap(({ name, iterations, what }) => {
+  const emulated = () => mips(name, iterations)
+  const peerMips = (run: PeerRun | undefined) => emulated().instructions / run!.ms / 1000
+  return [
+    { name: `${name} (${what}): probekit, warm`, unit: 'MIPS', run: () => emulated().warm },
+    ...(haveUnicorn
+      ? [
+          {
+            name: `${name} (${what}): Unicorn, same bytes`,
+            unit: 'MIPS',
+            run: () => peerMips(peers(name, iterations).unicorn),
+          },
+          {
+            name: `${name} (${what}): probekit / Unicorn`,
+            unit: 'ratio',
+            run: () => emulated().warm / peerMips(peers(name, iterations).unicorn),
+          },
+        ]
+      : []),
+    ...(haveQemuUser
+      ? [
+          {
+            name: `${name} (${what}): qemu-user, native build`,
+            unit: 'MIPS',
+            run: () => peerMips(peers(name, iterations).qemu),
+          },
+        ]
+      : []),
+  ]
+})
+if (!haveUnicorn)
+  console.error('[bench] Unicorn not found (apt-get install python3-unicorn): no Unicorn figures')
+if (!haveQemuUser)
+  console.error('[bench] qemu-x86_64 not found (apt-get install qemu-user): no qemu-user figures')
+
 const results = await runBenchmarks([
+  ...peerBenchmarks,
   { name: 'decode: intmix text, linear sweep', unit: 'ns/insn', run: decodeNsPerInstruction },
   {
     name: 'intmix (crc, sort, hash): block compiler, warm',

@@ -23,12 +23,15 @@ import { patchGlobal32 } from '../test/support/elf.js'
 export interface Mips {
   cold: number
   warm: number
+  /** Guest instructions one run retires (the same in every run: the emulator is deterministic). */
+  instructions: number
 }
 
 /** MIPS over full runs of a program on fresh machines (machine setup excluded from the timing). */
 export function mips(elf: Uint8Array, jitThreshold?: number, runs = 3): Mips {
   const samples: number[] = []
   let cold = 0
+  let instructions = 0
   for (let k = 0; k <= runs; k++) {
     const { machine, out } = loadBare(elf)
     if (jitThreshold !== undefined) machine.jitThreshold = jitThreshold
@@ -36,11 +39,12 @@ export function mips(elf: Uint8Array, jitThreshold?: number, runs = 3): Mips {
     const r = machine.run({ maxInstructions: 10_000_000_000 })
     const ms = performance.now() - t0
     if (out.exitCode === null) throw new Error(`workload did not exit: ${r.reason} ${r.detail}`)
-    const rate = machine.totalInstructions() / ms / 1000
+    instructions = machine.totalInstructions()
+    const rate = instructions / ms / 1000
     if (k === 0) cold = rate
     else samples.push(rate)
   }
-  return { cold, warm: runs > 0 ? median(samples) : Number.NaN }
+  return { cold, warm: runs > 0 ? median(samples) : Number.NaN, instructions }
 }
 
 if (process.argv[1]?.endsWith('mips.ts')) {

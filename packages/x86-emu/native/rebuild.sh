@@ -52,10 +52,13 @@ build selfcheck $WFLAGS -mmemcpy-strategy=rep_byte:-1:noalign -mmemset-strategy=
 # The floating-point workload: SSE2 (the x86-64 baseline) at -O3, so gcc
 # vectorises its double loops; no -ffast-math, so results are exact IEEE.
 build fpmix -O3 -fno-math-errno -fno-tree-loop-distribute-patterns
+# The two loops the performance issue compares with Unicorn on the same bytes.
+build calls $WFLAGS
+build crcloop $WFLAGS
 
 # Reference output: what the native builds print and exit with.
 mkdir -p "$OUT/workloads/expected"
-for name in intmix selfcheck fpmix; do
+for name in intmix selfcheck fpmix calls crcloop; do
   status=0
   "$OUT/workloads/$name-native" >"$OUT/workloads/expected/$name.stdout" || status=$?
   echo "$status" >"$OUT/workloads/expected/$name.status"
@@ -68,7 +71,7 @@ done
 } >"$OUT/TOOLCHAIN"
 
 # The integer bare builds must not contain SSE/AVX/x87/MMX instructions.
-for f in "$OUT"/workloads/intmix-bare "$OUT"/workloads/selfcheck-bare; do
+for f in "$OUT"/workloads/intmix-bare "$OUT"/workloads/selfcheck-bare "$OUT"/workloads/calls-bare "$OUT"/workloads/crcloop-bare; do
   if objdump -d --no-show-raw-insn "$f" | grep -Eq '%[xyz]mm|%mm[0-7]|%st\b|\bf(ld|st|add|mul|div)'; then
     echo "rebuild.sh: $f contains vector or x87 instructions" >&2
     exit 1

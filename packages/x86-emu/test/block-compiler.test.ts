@@ -197,3 +197,99 @@ describe('blocks at the end of a page', () => {
     },
   )
 })
+
+describe('ret inside blocks, and loops through a call', () => {
+  // loop: call f; dec ecx; jne loop; hlt        f: add rax, 3; ret
+  // After the first return, the block at `dec ecx` goes on past the backward jne (to code
+  // before it) through the call into f and its ret, which lands on the block's start: one
+  // block function loops the whole body.
+  const F = USER_CODE + 0x40
+  const LOOP = [
+    0xe8,
+    ...le32(F - (USER_CODE + 5)), // call f
+    0xff,
+    0xc9, // dec ecx
+    0x75,
+    0xf7, // jne loop (back 9)
+    0xf4, // hlt
+  ]
+  const FN = [0x48, 0x83, 0xc0, 0x03, 0xc3] // add rax, 3; ret
+
+  function run(jitThreshold: number, budget: number, n = 1000) {
+    const r = new Rig({ jitThreshold })
+    r.mapZeroed(USER_CODE, 0x1000, { user: true })
+    r.load(USER_CODE, LOOP, { user: true })
+    r.load(F, FN, { user: true })
+    r.enterUser(0, USER_CODE)
+    r.cpu.setReg(1, BigInt(n))
+    r.machine.trapHandler = () => 'stop'
+    const res = r.machine.run({ maxInstructions: budget })
+    return {
+      reason: res.reason,
+      instructions: res.instructions,
+      rax: r.cpu.getReg(0),
+      rcx: r.cpu.getReg(1),
+      rsp: r.cpu.getReg(4),
+      rip: r.cpu.rip,
+    }
+  }
+
+  it('the loop gives the interpreter’s registers and instruction count, whole and cut anywhere', () => {
+    const whole = run(0, 1e9)
+    expect(whole.rax).toBe(3000n)
+    expect(whole.rcx).toBe(0n)
+    expect(whole).toEqual(run(Number.POSITIVE_INFINITY, 1e9))
+    for (const budget of [1, 2, 3, 4, 5, 6, 7, 97, 1003, 2501, 4999])
+      expect(run(0, budget), `budget ${budget}`).toEqual(run(Number.POSITIVE_INFINITY, budget))
+  })
+
+  it('the looping block is compiled as a loop', () => {
+    // The block from dec ecx: dec, jne (taken: back before the block), call, add, ret.
+    const r = new Rig({ jitThreshold: 0 })
+    r.mapZeroed(USER_CODE, 0x1000, { user: true })
+    r.load(USER_CODE, LOOP, { user: true })
+    r.load(F, FN, { user: true })
+    r.enterUser(0, USER_CODE)
+    r.cpu.setReg(1, 10n)
+    r.machine.trapHandler = () => 'stop'
+    r.machine.run({ maxInstructions: 1e6 })
+    expect(r.cpu.getReg(0)).toBe(30n)
+    const block = r.machine.codeCache.lookup(r.phys(USER_CODE + 5), USER_CODE + 5)
+    expect(block?.ips).toEqual([USER_CODE + 5, USER_CODE + 7, USER_CODE, F, F + 4, F + 5])
+    expect(block?.jit?.toString()).toContain('for(;;)')
+  })
+
+  it.each(MODES)(
+    'ret to a non-canonical address raises #GP with RSP and RIP unchanged (%s)',
+    (_mode, jitThreshold) => {
+      const r = new Rig({ jitThreshold })
+      // xor eax, eax; ret 16
+      r.load(USER_CODE, [0x31, 0xc0, 0xc2, 0x10, 0x00], { user: true })
+      r.enterUser(0, USER_CODE)
+      const sp = r.cpu.getReg(4) - 8n
+      r.cpu.setReg(4, sp)
+      r.writeQword(Number(sp), 0x8000_0000_0000)
+      const events: number[] = []
+      r.machine.trapHandler = (_c, ev) => {
+        events.push(ev.vector)
+        return 'stop'
+      }
+      r.machine.run({ maxInstructions: 10 })
+      expect(events).toEqual([Vector.GP])
+      expect(r.cpu.getReg(4)).toBe(sp)
+      expect(r.cpu.rip).toBe(USER_CODE + 2)
+    },
+  )
+
+  it.each(MODES)('ret imm16 releases its argument bytes (%s)', (_mode, jitThreshold) => {
+    const r = new Rig({ jitThreshold })
+    // call f; hlt; f: ret 24
+    r.load(USER_CODE, [0xe8, ...le32(1), 0xf4, 0xc2, 0x18, 0x00], { user: true })
+    r.enterUser(0, USER_CODE)
+    const sp = r.cpu.getReg(4)
+    r.machine.trapHandler = () => 'stop'
+    r.machine.run({ maxInstructions: 10 })
+    expect(r.cpu.getReg(4)).toBe(sp + 24n)
+    expect(r.cpu.rip).toBe(USER_CODE + 5)
+  })
+})

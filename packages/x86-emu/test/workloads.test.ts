@@ -17,9 +17,9 @@ import { loadBare, runBare } from './support/bare.js'
 import { type DisassembledInsn, loadDisassembler } from './support/diff-capstone.js'
 import { NATIVE_DIR, runNativeProgram } from './support/native.js'
 
-const WORKLOADS = ['intmix', 'selfcheck', 'fpmix'] as const
+const WORKLOADS = ['intmix', 'selfcheck', 'fpmix', 'calls', 'crcloop'] as const
 /** Built with -mgeneral-regs-only: they exercise the integer core alone. */
-const INTEGER_ONLY: readonly string[] = ['intmix', 'selfcheck']
+const INTEGER_ONLY: readonly string[] = ['intmix', 'selfcheck', 'calls', 'crcloop']
 const onHost = process.arch === 'x64' && process.platform === 'linux'
 
 function reference(name: string): { stdout: string; status: number } {

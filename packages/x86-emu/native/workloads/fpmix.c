@@ -119,8 +119,16 @@ static double sum(const double *v, int n) {
 }
 
 int main(int argc, char **argv) {
+  u32 n = iterations;
+#ifndef PLATFORM_BARE
+  if (argc > 1) {
+    n = 0;
+    for (const char *p = argv[1]; *p >= '0' && *p <= '9'; p++) n = n * 10 + (u32)(*p - '0');
+  }
+#else
   (void)argc;
   (void)argv;
+#endif
   rng_state = seed0;
   for (int i = 0; i < MN; i++)
     for (int j = 0; j < MN; j++) {
@@ -141,7 +149,6 @@ int main(int argc, char **argv) {
     mass[i] = 1.0 + (nextd() + 1.0) * 0.5;
   }
   u64 total = 0;
-  u32 n = iterations;
   for (u32 it = 0; it < n; it++) {
     matmul();
     for (int i = 0; i < MN; i++)

@@ -61,9 +61,14 @@ function continuation(insn: Instruction, start: number, ips: readonly number[]):
   const next = insn.address + insn.length
   const page = start - (start & 0xfff)
   if ((f & InstructionFlag.Conditional) !== 0) {
-    // A forward conditional branch: continue on the fall-through path (a backward one is a loop edge: end
-    // there), unless that is on the next page: then the branch ends the block, so RIP is what it set.
-    return t > insn.address && next < page + 4096 ? next : null
+    // A forward conditional branch: continue on the fall-through path, unless that is on the next
+    // page: then the branch ends the block, so RIP is what it set.
+    if (t > insn.address) return next < page + 4096 ? next : null
+    // A backward one is a loop edge. Back to an instruction the block holds, it ends the block (the
+    // block compiler runs a branch back to the block's start as a loop). Back to code before the
+    // block (a block that starts mid-loop, e.g. at the return address of a call in the loop body),
+    // continue on the taken path, the loop's, so the whole body is one block.
+    return t >= page && !ips.includes(t) ? t : null
   }
   if ((f & (InstructionFlag.Jump | InstructionFlag.Call)) === 0) return null
   if (t < page || t >= page + 4096 || ips.includes(t)) return null

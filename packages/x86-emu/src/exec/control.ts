@@ -1,6 +1,7 @@
 // Control transfer: jmp, jcc, call, ret, loop, jrcxz. Every op here sets RIP
 // and ends its block.
 
+import type { Cpu } from '../cpu/cpu.js'
 import { CpuFault, Vector } from '../cpu/exceptions.js'
 import { condition } from '../cpu/flags.js'
 import type { Instruction } from '../decoder/instruction.js'
@@ -73,17 +74,20 @@ export function compileIndirect(insn: Instruction): Op {
   }
 }
 
+/** A near return releasing `extra` bytes of arguments: the stack and RIP are unchanged when it faults. */
+export function retNear(c: Cpu, extra: number): void {
+  const sp = checkStackAddress(getRsp(c))
+  const lo = c.read64(sp)
+  const target = c.th * TWO_32 + (lo >>> 0)
+  checkTarget(target)
+  setRsp(c, wrap64(sp + 8 + extra))
+  c.rip = target
+}
+
 /** C3 ret, C2 ret imm16. */
 export function compileRet(insn: Instruction): Op {
   const extra = insn.opcode === 0xc2 ? insn.immediate & 0xffff : 0
-  return (c) => {
-    const sp = checkStackAddress(getRsp(c))
-    const lo = c.read64(sp)
-    const target = c.th * TWO_32 + (lo >>> 0)
-    checkTarget(target)
-    setRsp(c, wrap64(sp + 8 + extra))
-    c.rip = target
-  }
+  return (c) => retNear(c, extra)
 }
 
 /** E0 loopne, E1 loope, E2 loop, E3 jrcxz (address size picks rcx or ecx). */

@@ -20,14 +20,21 @@ let available = true
 
 const BRANCHES = InstructionFlag.Call | InstructionFlag.Jump | InstructionFlag.Conditional
 
-/** A block whose last instruction is a relative branch back to its first: it can loop inside its function. */
+/**
+ * A block whose last instruction is an inline branch that can go back to its
+ * first: it loops inside its function while RIP comes back to its start. A
+ * relative branch can when its target is the start; a ret when the return
+ * address it pops is (a call inside the block to a function on its page that
+ * returns to the block's start: the call-heavy loop's shape).
+ */
 function isSelfLoop(insns: readonly Instruction[]): boolean {
   const last = insns[insns.length - 1]
+  if (template(last) === null) return false
+  if ((last.flags & InstructionFlag.Ret) !== 0) return (last.flags & InstructionFlag.FarBranch) === 0
   return (
     last.branchTarget === insns[0].address &&
     (last.flags & (InstructionFlag.Conditional | InstructionFlag.Jump)) !== 0 &&
-    (last.flags & InstructionFlag.Relative) !== 0 &&
-    template(last) !== null
+    (last.flags & InstructionFlag.Relative) !== 0
   )
 }
 
@@ -66,6 +73,54 @@ function isDirectJump(insn: Instruction, tpl: Template | null): boolean {
   )
 }
 
+/** RSP's halves stay in Cpu.r: the stack helpers (push64, pop64, ret) read and write them there. */
+const UNCACHED = new Set([8, 9])
+const REG = /\br\[(\d+)\]/g
+const REG_WRITE = /\br\[(\d+)\]=(?!=)/g
+
+/**
+ * Guest registers the block's inline code uses, held in JavaScript locals
+ * (rN for Cpu.r[N]) for the whole function, so V8 keeps them in machine
+ * registers across a loop's iterations instead of loading and storing the
+ * typed array at every instruction. The array is brought up to date (the
+ * written ones stored) wherever anything else can look at it: before every
+ * return, before a closure call (and the locals reloaded after it), and on
+ * a fault, in the catch that rethrows it; a template writes its registers
+ * only after everything in it that can fault, so the locals then hold the
+ * state before the faulting instruction, as a precise fault needs.
+ */
+interface RegisterLocals {
+  /** Replaces r[N] in template code with the local. */
+  rename(code: string): string
+  declare: string
+  store: string
+  reload: string
+}
+
+function registerLocals(codes: readonly string[]): RegisterLocals | null {
+  const used = new Set<number>()
+  const written = new Set<number>()
+  for (const code of codes) {
+    for (const m of code.matchAll(REG)) used.add(Number(m[1]))
+    for (const m of code.matchAll(REG_WRITE)) written.add(Number(m[1]))
+    // An index that is not a constant could alias any local: keep this block on the array.
+    if (/\br\[(?!\d+\])/.test(code)) return null
+  }
+  for (const k of UNCACHED) {
+    used.delete(k)
+    written.delete(k)
+  }
+  if (used.size === 0) return null
+  const u = [...used].sort((a, b) => a - b)
+  const w = [...written].sort((a, b) => a - b)
+  return {
+    rename: (code) => code.replace(REG, (m, n) => (used.has(Number(n)) ? `r${n}` : m)),
+    declare: `let ${u.map((k) => `r${k}=r[${k}]`).join(',')};`,
+    store: w.map((k) => `r[${k}]=r${k};`).join(''),
+    reload: u.map((k) => `r${k}=r[${k}];`).join(''),
+  }
+}
+
 /**
  * Source of the block function for these instructions (exposed for tests and
  * debugging). It returns how many instructions completed. A self-loop runs
@@ -77,26 +132,37 @@ export function blockSource(insns: readonly Instruction[]): string {
   const loop = isSelfLoop(insns)
   const n = insns.length
   const done = loop ? 'done+' : ''
-  const lines = [loop ? 'const r=c.r;let t=0;let done=0;for(;;){' : 'const r=c.r;let t=0;']
   const tpls = insns.map(template)
   const live = flagsLiveAfter(insns, tpls)
+  const codes = tpls.map((tpl, k) =>
+    tpl === null ? '' : tpl.code.replace(FLAGS, live[k] ? (tpl.flags ?? '') : ''),
+  )
+  const regs = registerLocals(codes)
+  const store = regs?.store ?? ''
+  const ret = (v: string) => `{${store}return ${v};}`
+  const lines: string[] = []
   insns.forEach((insn, k) => {
     const tpl = tpls[k]
-    if (tpl === null) lines.push(`c.ci=${k};ops[${k}](c);if(c.blockExit)return ${done}${k + 1};`)
-    else {
-      const code = tpl.code.replace(FLAGS, live[k] ? (tpl.flags ?? '') : '')
+    if (tpl === null) {
+      const call = regs === null ? `ops[${k}](c);` : `${store}ops[${k}](c);${regs.reload}`
+      lines.push(`c.ci=${k};${call}if(c.blockExit)${ret(`${done}${k + 1}`)}`)
+    } else {
+      const code = regs === null ? codes[k] : regs.rename(codes[k])
       lines.push(
-        `${tpl.mayFault ? `c.ci=${k};` : ''}${code}${tpl.mayWrite ? `if(c.blockExit)return ${done}${k + 1};` : ''}`,
+        `${tpl.mayFault ? `c.ci=${k};` : ''}${code}${tpl.mayWrite ? `if(c.blockExit)${ret(`${done}${k + 1}`)}` : ''}`,
       )
     }
     // A branch the block continues after (see block.ts): anywhere else it goes leaves the block.
     if (k < n - 1 && (insn.flags & BRANCHES) !== 0)
-      lines.push(`if(c.rip!==${insns[k + 1].address})return ${done}${k + 1};`)
+      lines.push(`if(c.rip!==${insns[k + 1].address})${ret(`${done}${k + 1}`)}`)
   })
-  if (loop) {
-    lines.push(`done+=${n};c.ld=done;if(c.rip!==${insns[0].address}||done+${n}>budget)return done;}`)
-  } else lines.push(`return ${n};`)
-  return lines.join('\n')
+  if (loop) lines.push(`done+=${n};c.ld=done;if(c.rip!==${insns[0].address}||done+${n}>budget)${ret('done')}`)
+  else lines.push(ret(String(n)))
+  const body = lines.join('\n')
+  const head = `const r=c.r;let t=0;${loop ? 'let done=0;' : ''}`
+  const main = loop ? `for(;;){\n${body}\n}` : body
+  if (regs === null) return `${head}\n${main}`
+  return `${head}${regs.declare}\ntry{\n${main}\n}catch(e){${store}throw e}`
 }
 
 /**

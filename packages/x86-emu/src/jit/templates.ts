@@ -521,6 +521,14 @@ export function condExpr(cc: number): string {
 }
 
 function branch(insn: Instruction): Template | null {
+  // ret (C3, C2 imm16): its target comes from the stack, so a block ends with it; one whose
+  // return lands on the block's own start loops inside the block function (block-compiler.ts).
+  if (insn.map === 0 && (insn.opcode === 0xc3 || insn.opcode === 0xc2) && insn.operandSize !== 2)
+    return {
+      code: `rt.ret(c,${insn.opcode === 0xc2 ? insn.immediate & 0xffff : 0});`,
+      mayFault: true,
+      mayWrite: false,
+    }
   const next = insn.address + insn.length
   const t = insn.branchTarget
   const canonical = (v: number) => v >= -0x8000_0000_0000 && v < 0x8000_0000_0000
@@ -668,7 +676,8 @@ export function template(insn: Instruction): Template | null {
     if (o === 0x63) return extend(insn)
     if (o === 0xff) return incDec(insn)
     if (o >= 0x50 && o <= 0x5f) return stack(insn)
-    if ((o >= 0x70 && o <= 0x7f) || o === 0xe8 || o === 0xe9 || o === 0xeb) return branch(insn)
+    if ((o >= 0x70 && o <= 0x7f) || o === 0xe8 || o === 0xe9 || o === 0xeb || o === 0xc2 || o === 0xc3)
+      return branch(insn)
     return null
   }
   if (insn.map === 1) {
