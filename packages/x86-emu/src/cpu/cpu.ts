@@ -67,6 +67,10 @@ const NO_HOST: CpuHost = {
   modeSwitch() {},
 }
 
+/**
+ * One x86-64 logical processor: architectural state, the MMU with its soft
+ * TLB, and the fast memory paths the compiled instructions call.
+ */
 export class Cpu {
   readonly id: number
   host: CpuHost = NO_HOST

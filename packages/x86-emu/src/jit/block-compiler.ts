@@ -12,7 +12,7 @@ import type { Cpu } from '../cpu/cpu.js'
 import { type Instruction, InstructionFlag } from '../decoder/instruction.js'
 import type { Op } from '../exec/op.js'
 import { type JitRuntime, runtime } from './runtime.js'
-import { FLAGS, FlagUse, type Template, template } from './templates.js'
+import { condExpr, condExprKnown, FLAGS, FlagUse, type Template, template } from './templates.js'
 
 export type CompiledBlock = (c: Cpu, ops: Op[], budget: number) => number
 
@@ -121,6 +121,45 @@ function registerLocals(codes: readonly string[]): RegisterLocals | null {
   }
 }
 
+const FOP_WRITE = /c\.fop=(?!=)([^;]*);/g
+
+/**
+ * The condition of each jcc and cmovcc, specialised where the lazy-flag kind
+ * the flags' last writer in the block leaves is a constant in its code: the
+ * test of Cpu.fop that condExpr makes at run time is made here instead.
+ */
+function knownConditions(
+  insns: readonly Instruction[],
+  tpls: readonly (Template | null)[],
+  codes: string[],
+): string[] {
+  let fop = -1
+  return codes.map((code, k) => {
+    const tpl = tpls[k]
+    if (tpl === null) {
+      fop = -1
+      return code
+    }
+    const insn = insns[k]
+    const jcc =
+      (insn.map === 0 && insn.opcode >= 0x70 && insn.opcode <= 0x7f) ||
+      (insn.map === 1 && insn.opcode >= 0x80 && insn.opcode <= 0x8f)
+    const cmov = insn.map === 1 && insn.opcode >= 0x40 && insn.opcode <= 0x4f
+    let out = code
+    if ((jcc || cmov) && fop >= 0) {
+      const cc = insn.opcode & 15
+      const known = condExprKnown(cc, fop)
+      if (known !== null) out = code.split(condExpr(cc)).join(known)
+    }
+    const writes = [...code.matchAll(FOP_WRITE)]
+    if (writes.length > 0) {
+      const v = writes[writes.length - 1][1]
+      fop = /^\d+$/.test(v) ? Number(v) : -1
+    } else if (tpl.flagUse === FlagUse.Write) fop = -1
+    return out
+  })
+}
+
 /**
  * Source of the block function for these instructions (exposed for tests and
  * debugging). It returns how many instructions completed. A self-loop runs
@@ -134,8 +173,10 @@ export function blockSource(insns: readonly Instruction[]): string {
   const done = loop ? 'done+' : ''
   const tpls = insns.map(template)
   const live = flagsLiveAfter(insns, tpls)
-  const codes = tpls.map((tpl, k) =>
-    tpl === null ? '' : tpl.code.replace(FLAGS, live[k] ? (tpl.flags ?? '') : ''),
+  const codes = knownConditions(
+    insns,
+    tpls,
+    tpls.map((tpl, k) => (tpl === null ? '' : tpl.code.replace(FLAGS, live[k] ? (tpl.flags ?? '') : ''))),
   )
   const regs = registerLocals(codes)
   const store = regs?.store ?? ''
@@ -156,13 +197,13 @@ export function blockSource(insns: readonly Instruction[]): string {
     if (k < n - 1 && (insn.flags & BRANCHES) !== 0)
       lines.push(`if(c.rip!==${insns[k + 1].address})${ret(`${done}${k + 1}`)}`)
   })
-  if (loop) lines.push(`done+=${n};c.ld=done;if(c.rip!==${insns[0].address}||done+${n}>budget)${ret('done')}`)
+  if (loop) lines.push(`done+=${n};if(c.rip!==${insns[0].address}||done+${n}>budget)${ret('done')}`)
   else lines.push(ret(String(n)))
   const body = lines.join('\n')
-  const head = `const r=c.r;let t=0;${loop ? 'let done=0;' : ''}`
-  const main = loop ? `for(;;){\n${body}\n}` : body
-  if (regs === null) return `${head}\n${main}`
-  return `${head}${regs.declare}\ntry{\n${main}\n}catch(e){${store}throw e}`
+  const head = `const r=c.r;let t=0;${loop ? 'let done=0;' : ''}${regs?.declare ?? ''}`
+  if (!loop && regs === null) return `${head}\n${body}`
+  // A fault: the registers in locals go back to Cpu.r, and a loop's completed iterations to Cpu.ld.
+  return `${head}\ntry{\n${loop ? `for(;;){\n${body}\n}` : body}\n}catch(e){${store}${loop ? 'c.ld=done;' : ''}throw e}`
 }
 
 /**

@@ -6,7 +6,7 @@
 // rt (runtime helpers), t (a scratch number). Semantics must equal the
 // closures in ../exec exactly: the differential tests run both.
 
-import { FK_ADC, FK_ADD, FK_DEC, FK_INC, FK_LOGIC, FK_SBB, FK_SUB, S32, S64 } from '../cpu/flags.js'
+import { FK_ADC, FK_ADD, FK_DEC, FK_EAGER, FK_INC, FK_LOGIC, FK_SBB, FK_SUB, S32, S64 } from '../cpu/flags.js'
 import type { Instruction } from '../decoder/instruction.js'
 import { memOperand } from '../exec/operands.js'
 
@@ -490,34 +490,58 @@ function imul32(insn: Instruction): Template | null {
   }
 }
 
+const SUB64: Record<number, string> = {
+  2: '(c.fah>>>0<c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0<c.fb>>>0))',
+  3: '(c.fah>>>0>c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0>=c.fb>>>0))',
+  6: '(c.fah>>>0<c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0<=c.fb>>>0))',
+  7: '(c.fah>>>0>c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0>c.fb>>>0))',
+  12: '(c.fah<c.fbh||(c.fah===c.fbh&&c.fa>>>0<c.fb>>>0))',
+  13: '(c.fah>c.fbh||(c.fah===c.fbh&&c.fa>>>0>=c.fb>>>0))',
+  14: '(c.fah<c.fbh||(c.fah===c.fbh&&c.fa>>>0<=c.fb>>>0))',
+  15: '(c.fah>c.fbh||(c.fah===c.fbh&&c.fa>>>0>c.fb>>>0))',
+}
+const SUB32: Record<number, string> = {
+  2: 'c.fa>>>0<c.fb>>>0',
+  3: 'c.fa>>>0>=c.fb>>>0',
+  6: 'c.fa>>>0<=c.fb>>>0',
+  7: 'c.fa>>>0>c.fb>>>0',
+  12: 'c.fa<c.fb',
+  13: 'c.fa>=c.fb',
+  14: 'c.fa<=c.fb',
+  15: 'c.fa>c.fb',
+}
 /** Condition expression for cc, with the cmp/sub fast paths of flags.ts inline. */
 export function condExpr(cc: number): string {
   const z = `(c.fop===0?(c.eflags&64)!==0:(c.fop&3)===3?(c.fr|c.frh)===0:c.fr===0)`
   if (cc === 4) return z
   if (cc === 5) return `!${z}`
-  const sub64: Record<number, string> = {
-    2: '(c.fah>>>0<c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0<c.fb>>>0))',
-    3: '(c.fah>>>0>c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0>=c.fb>>>0))',
-    6: '(c.fah>>>0<c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0<=c.fb>>>0))',
-    7: '(c.fah>>>0>c.fbh>>>0||(c.fah===c.fbh&&c.fa>>>0>c.fb>>>0))',
-    12: '(c.fah<c.fbh||(c.fah===c.fbh&&c.fa>>>0<c.fb>>>0))',
-    13: '(c.fah>c.fbh||(c.fah===c.fbh&&c.fa>>>0>=c.fb>>>0))',
-    14: '(c.fah<c.fbh||(c.fah===c.fbh&&c.fa>>>0<=c.fb>>>0))',
-    15: '(c.fah>c.fbh||(c.fah===c.fbh&&c.fa>>>0>c.fb>>>0))',
-  }
-  const sub32: Record<number, string> = {
-    2: 'c.fa>>>0<c.fb>>>0',
-    3: 'c.fa>>>0>=c.fb>>>0',
-    6: 'c.fa>>>0<=c.fb>>>0',
-    7: 'c.fa>>>0>c.fb>>>0',
-    12: 'c.fa<c.fb',
-    13: 'c.fa>=c.fb',
-    14: 'c.fa<=c.fb',
-    15: 'c.fa>c.fb',
-  }
-  if (sub64[cc])
-    return `(c.fop===${FK_SUB | S64}?${sub64[cc]}:c.fop===${FK_SUB | S32}?${sub32[cc]}:rt.cond(c,${cc}))`
+  if (SUB64[cc])
+    return `(c.fop===${FK_SUB | S64}?${SUB64[cc]}:c.fop===${FK_SUB | S32}?${SUB32[cc]}:rt.cond(c,${cc}))`
   return `rt.cond(c,${cc})`
+}
+
+/**
+ * Condition expression for cc when the block compiler knows the lazy-flag
+ * kind the last flag writer left (Cpu.fop, a constant in its code): the
+ * branch of condExpr that kind takes, without the tests; null where only
+ * condExpr's general form (or flags.ts) applies.
+ */
+export function condExprKnown(cc: number, fop: number): string | null {
+  const kind = fop & ~3
+  const size = fop & 3
+  if (cc === 4 || cc === 5) {
+    let z: string
+    if (fop === FK_EAGER) z = '(c.eflags&64)!==0'
+    else if (kind === FK_ADD || kind === FK_SUB || kind === FK_LOGIC || kind === FK_INC || kind === FK_DEC)
+      z = size === S64 ? '(c.fr|c.frh)===0' : size === S32 ? 'c.fr===0' : ''
+    else return null
+    if (z === '') return null
+    return cc === 4 ? `(${z})` : `!(${z})`
+  }
+  if (kind !== FK_SUB || !SUB64[cc]) return null
+  if (size === S64) return SUB64[cc]
+  if (size === S32) return `(${SUB32[cc]})`
+  return null
 }
 
 function branch(insn: Instruction): Template | null {

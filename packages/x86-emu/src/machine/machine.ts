@@ -62,6 +62,11 @@ export interface RunResult {
   instructions: number
 }
 
+/**
+ * The machine: physical memory, N vCPUs interleaved deterministically, the
+ * shared code cache, host services reached by vmcall, a per-vCPU timer, an
+ * instruction budget and the cost model.
+ */
 export class Machine implements CpuHost {
   readonly memory: PhysicalMemory
   readonly frames: FrameAllocator
