@@ -51,7 +51,7 @@ const NAMES: Record<number, [string, string]> = {
   111: ['ECONNREFUSED', 'Connection refused'],
 }
 
-/** ENOENT for 2 (a negative errno works too); E<n> for one not listed. */
+/** ENOENT for 2 (a negative errno works too); `E<n>` for one not listed. */
 export function errnoName(errno: number): string {
   return NAMES[Math.abs(errno)]?.[0] ?? `E${Math.abs(errno)}`
 }

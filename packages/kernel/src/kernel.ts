@@ -112,6 +112,11 @@ export interface KernelOptions {
   hostTick?: () => void
 }
 
+/**
+ * The kernel: boots the guest image on every vCPU, runs processes, and
+ * provides the host services the guest kernel's leaf functions reach through
+ * vmcall. Construct it with a {@link KernelOptions}, then spawn and run programs.
+ */
 export class Kernel {
   readonly machine: Machine
   readonly image: GuestImage

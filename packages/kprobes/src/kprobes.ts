@@ -98,6 +98,11 @@ export interface KprobesOptions {
   slotBase?: number
 }
 
+/**
+ * The kprobes manager bound to one {@link Kernel} (kernel/kprobes.c with the
+ * x86 int3, debug and fault notifiers): registers kprobes, jprobes and
+ * kretprobes on kernel text and runs their handlers when the guest hits them.
+ */
 export class Kprobes {
   /** kprobe_table: the hashed probe per address (an aggregate when several share it). */
   private readonly table = new Map<number, RegisteredKprobe>()

@@ -55,6 +55,11 @@ export interface OptprobesOptions {
   unsafeSkipGracePeriod?: boolean
 }
 
+/**
+ * Jump optimization of kprobes, plugged into {@link Kprobes} as its optimizer:
+ * a probe whose region can take a 5-byte `jmp` gets a detour buffer, and the
+ * delayed kprobe-optimizer replaces its int3 with the jump.
+ */
 export class Optprobes implements KprobeOptimizer {
   readonly kernel: Kernel
   private readonly ops = new Map<number, OptimizedKprobe>()

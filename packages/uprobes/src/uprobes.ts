@@ -118,6 +118,11 @@ export function uprobesOf(kernel: Kernel): Uprobes {
   return u
 }
 
+/**
+ * Uprobes (the utrace-based uprobes of 2010): breakpoints in one process's
+ * text, a utrace engine on each of its threads, and the original instruction
+ * single-stepped out of line in the process's XOL area.
+ */
 export class Uprobes {
   private readonly utrace: Utrace
   /** uproc_table: the probed processes by tgid. */

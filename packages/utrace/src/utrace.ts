@@ -105,6 +105,12 @@ export function utraceOf(kernel: Kernel): Utrace {
   return u
 }
 
+/**
+ * utrace (kernel/utrace.c, API version 20091216) for one kernel: tracing
+ * engines attached to threads, told of each thread's events through the
+ * kernel's tracehooks, able to stop, step and resume the thread. Get it with
+ * {@link utraceOf}.
+ */
 export class Utrace {
   private readonly structs = new WeakMap<Task, TaskUtrace>()
   /** The task making a report now (Linux's current inside a callback). */

@@ -83,7 +83,7 @@ export type FetchType =
   /** The value as %pS prints it, recorded as a string. */
   | 'symstr'
 
-/** b<width>@<offset>/<container>: bits offset..offset+width-1 of a container-bit value. */
+/** `b<width>@<offset>/<container>`: bits offset..offset+width-1 of a container-bit value. */
 export interface Bitfield {
   width: number
   offset: number
@@ -431,7 +431,7 @@ export interface ProbeParseOptions {
   /**
    * The kernel's symbols. With them the parser checks what tracefs checks
    * through kallsyms: the probed symbol exists (once), a return probe is on a
-   * function entry, $argN is at an entry or exit, every @SYM exists.
+   * function entry, $argN is at an entry or exit, every `@SYM` exists.
    */
   kallsyms?: Kallsyms
 }
@@ -623,7 +623,7 @@ function findFetchType(
   return (TYPES as readonly string[]).includes(t) ? { type: t as FetchType } : null
 }
 
-/** __parse_bitfield_probe_arg's syntax: b<width>@<offset>/..., fitting in the container. */
+/** __parse_bitfield_probe_arg's syntax: `b<width>@<offset>/...`, fitting in the container. */
 function parseBitfield(t: string, container: 8 | 16 | 32 | 64): Bitfield | null {
   const w = simpleStrtoul(t, 1)
   if (w.value === 0n || t[w.end] !== '@') return null
@@ -1030,7 +1030,7 @@ function fetchText(f: FetchArg): string {
   }
 }
 
-/** The type as written: TYPE, b<w>@<o>/<c>, with [N] for an array. */
+/** The type as written: `TYPE`, `b<w>@<o>/<c>`, with `[N]` for an array. */
 export function typeText(a: ProbeArg): string {
   const t = a.bitfield ? `b${a.bitfield.width}@${a.bitfield.offset}/${a.bitfield.container}` : a.type
   return a.count ? `${t}[${a.count}]` : t
