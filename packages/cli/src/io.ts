@@ -9,4 +9,6 @@ export interface CliIo {
   stdout: { write(chunk: string): unknown }
   stderr: { write(chunk: string): unknown }
   colors: Colors
+  /** stderr is an interactive terminal (main.ts asks the host; in-process tests leave it out): where progress may be shown. */
+  stderrIsTty?: boolean
 }

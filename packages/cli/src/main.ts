@@ -9,7 +9,12 @@ const SIGPIPE = 13
 
 const stdout = new HostOutput(1)
 const stderr = new HostOutput(2)
-let code = await runCli(process.argv.slice(2), { stdout, stderr, colors: pc })
+let code = await runCli(process.argv.slice(2), {
+  stdout,
+  stderr,
+  colors: pc,
+  stderrIsTty: process.stderr.isTTY === true,
+})
 // probekit's own output (help, decode, demo) could not be written. A reader
 // that went away (`| head`) is the quiet end of a program killed by SIGPIPE;
 // anything else (a full disk) is said, as coreutils say "write error".

@@ -121,6 +121,10 @@ function createProgram(io: CliIo): Command {
       "the guest's memory (RAM) such as 512M or 1G, 16M to 2G; beyond it mmap gives ENOMEM and the OOM killer kills",
       '256M',
     )
+    .option(
+      '--tmpfs-size <size>',
+      "the in-memory file system's size (tmpfs size=), where the guest's writes are kept, such as 64M or 1G, 4K to 64G; beyond it a write gets ENOSPC (default: half of --memory)",
+    )
     .option('--dmesg', 'print the kernel log (dmesg) to stderr at the end')
     .option(
       '-p, --probe <definition>',
@@ -168,6 +172,10 @@ function createProgram(io: CliIo): Command {
     .option(
       '--json',
       'one JSON object per line: per probe hit (instead of the ftrace line) and, with --strace, per syscall, signal or exit',
+    )
+    .option(
+      '--no-progress',
+      'never show the progress line (guest instructions, elapsed time) that a long run shows on an interactive terminal',
     )
     .passThroughOptions()
     .addHelpText(

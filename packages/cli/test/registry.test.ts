@@ -10,8 +10,9 @@
 // and a TypeScript script that boots the kernel and places a kprobe,
 // checked by tsc against the published declarations and run by node.
 // The scratch workspace keeps the repository's own tree untouched (no
-// version bumps, no git tags). Skipped only when the public registry cannot
-// be reached.
+// version bumps, no git tags). Skipped only when npm cannot read a package
+// from the public registry, and then loudly: the suite's title and a warning
+// say why.
 
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process'
 import {
@@ -77,20 +78,45 @@ function workspacePackages(): WorkspacePackage[] {
   return out
 }
 
-/** The environment without what a parent npm or pnpm run leaves in it (its registry, its user config). */
+/**
+ * The environment without what a parent npm or pnpm run leaves in it (its registry, its user config,
+ * pnpm's own settings), so each npm, pnpm and verdaccio below reads only the machine's npm config.
+ */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) {
-    if (!/^npm_(config|package|lifecycle)_/i.test(k)) env[k] = v
+    if (!/^(npm|pnpm)_(config|package|lifecycle)_/i.test(k)) env[k] = v
   }
   return {
     ...env,
+    ...trustedCas,
     npm_config_update_notifier: 'false',
     npm_config_fund: 'false',
     npm_config_audit: 'false',
     ...extra,
   }
 }
+
+/**
+ * The certificate authorities npm trusts, for the node processes that reach the public registry
+ * without npm (verdaccio's uplink). Behind a TLS-inspecting proxy npm is configured with a cafile,
+ * and node's own TLS reads it only through NODE_EXTRA_CA_CERTS, which turbo's strict environment
+ * mode does not pass to the test (CI runs it through turbo): without this the uplink fails with
+ * SELF_SIGNED_CERT_IN_CHAIN.
+ */
+const trustedCas = ((): Record<string, string> => {
+  if (process.env.NODE_EXTRA_CA_CERTS) return {}
+  const r = spawnSync('npm', ['config', 'get', 'cafile'], {
+    cwd: tmpdir(),
+    env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm|pnpm)_/i.test(k))),
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+  const cafile = r.status === 0 ? r.stdout.trim() : ''
+  return cafile !== '' && cafile !== 'null' && cafile !== 'undefined' && existsSync(cafile)
+    ? { NODE_EXTRA_CA_CERTS: cafile }
+    : {}
+})()
 
 function run(
   command: string,
@@ -117,19 +143,45 @@ function step(command: string, args: string[], opts: Parameters<typeof run>[2]):
   return r.stdout
 }
 
-// The public registry npm is configured with, and whether it answers.
+// The public registry npm is configured with, and whether npm itself can read a package from it
+// (npm, not this process's fetch: npm has the machine's proxy and CA settings, which a test run by
+// turbo or pnpm may not see in its environment). A fresh cache, so a stale copy cannot answer.
 const upstream = (() => {
   const r = run('npm', ['config', 'get', 'registry'], { cwd: tmpdir(), timeout: 60_000 })
   const url = r.status === 0 ? r.stdout.trim() : ''
   return url === '' || url === 'undefined' ? 'https://registry.npmjs.org/' : url.replace(/\/?$/, '/')
 })()
-const reachable = await fetch(`${upstream}commander`, {
-  method: 'HEAD',
-  signal: AbortSignal.timeout(20_000),
-}).then(
-  (r) => r.ok,
-  () => false,
-)
+const gate = await (async (): Promise<{ reachable: boolean; why: string }> => {
+  const cache = mkdtempSync(join(tmpdir(), 'probekit-registry-gate-'))
+  let why = ''
+  try {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const r = run('npm', ['view', 'commander', 'version', '--prefer-online'], {
+        cwd: tmpdir(),
+        // The retries are this loop's: npm's own back off for minutes on a refused connection.
+        env: cleanEnv({
+          npm_config_cache: cache,
+          npm_config_registry: upstream,
+          npm_config_fetch_retries: '0',
+          npm_config_fetch_timeout: '30000',
+        }),
+        timeout: 60_000,
+      })
+      if (r.status === 0 && /^\d+\.\d+\.\d+/.test(r.stdout.trim())) return { reachable: true, why: '' }
+      const said = `${r.stderr}`
+        .split('\n')
+        .find((l) => /npm (error|ERR!)/.test(l) && !/A complete log/.test(l))
+      why = r.error?.message ?? said?.trim() ?? `npm exited with status ${r.status}`
+      if (attempt < 3) await new Promise((resolve) => setTimeout(resolve, attempt * 5_000))
+    }
+  } finally {
+    rmSync(cache, { recursive: true, force: true })
+  }
+  return { reachable: false, why }
+})()
+const reachable = gate.reachable
+if (!reachable)
+  console.warn(`registry.test.ts: SKIPPED, npm cannot reach ${upstream} (npm view commander: ${gate.why})`)
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -157,7 +209,12 @@ async function waitForRegistry(url: string, log: string, server: ReturnType<type
   throw new Error(`verdaccio did not answer at ${url}:\n${readFileSync(log, 'utf8')}`)
 }
 
-describe.skipIf(!reachable)('probekit from a registry', () => {
+// The suite's title says why it was skipped, where a report lists it.
+const suiteTitle = reachable
+  ? 'probekit from a registry'
+  : `probekit from a registry - SKIPPED: npm cannot reach ${upstream} (${gate.why})`
+
+describe.skipIf(!reachable)(suiteTitle, () => {
   let scratch = ''
   let registry = ''
   let verdaccio: ReturnType<typeof spawn> | undefined

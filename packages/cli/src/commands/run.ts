@@ -3,7 +3,8 @@
 // kernel, with the host's stdio, and exit with the program's status.
 
 import { openSync, readSync, statSync } from 'node:fs'
-import { posix, resolve } from 'node:path'
+import { basename, posix, resolve } from 'node:path'
+import { isatty } from 'node:tty'
 import {
   checkExecutable,
   ElfError,
@@ -35,6 +36,7 @@ import {
   parseDefinitions,
   readProbeFile,
 } from '../probes.js'
+import { progressUnwanted, RunProgress } from '../progress.js'
 import { readProgram } from '../read-program.js'
 import { StraceEngine } from '../strace/strace-engine.js'
 import { parseTraceQualifier } from '../strace/trace-filter.js'
@@ -74,6 +76,10 @@ export interface RunOptions {
   straceExpr?: string
   /** Probe hits and strace lines as JSON objects. */
   json?: boolean
+  /** tmpfs's size= for the in-memory file system (see parseSize); default half of --memory. */
+  tmpfsSize?: string
+  /** The progress line on an interactive stderr (--no-progress: false). */
+  progress?: boolean
 }
 
 /** A decimal integer from 1 to max (no fractions, hex or exponents: 1.5, 0x100 and 1e400 are refused). */
@@ -111,6 +117,10 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   const sysctls = (options.sysctl ?? []).map(parseSysctl)
   const budget = positiveInt(options.maxInstructions, '--max-instructions', Number.MAX_SAFE_INTEGER)
   const memorySize = parseSize(options.memory ?? '256M', '--memory', 16 * MIB, 2048 * MIB)
+  const tmpfsSize =
+    options.tmpfsSize === undefined
+      ? undefined
+      : parseSize(options.tmpfsSize, '--tmpfs-size', 4 * KIB, 64 * 1024 * MIB)
   if (options.trace && probeDefs.length === 0)
     throw new CliError(`--trace ${options.trace}: there are no probes (-p) to trace`)
   const strace = options.strace || options.straceFile !== undefined || options.straceExpr !== undefined
@@ -141,11 +151,24 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   // run whenever the host looks.
   const interrupts = HostInterrupts.fromEnv()
   let ctrlC = 0
+  // The progress line (progress.ts), made when the run starts; every write to a terminal goes
+  // through toHost, which erases it first.
+  let progress: RunProgress | null = null
+  const terminals = new Set([1, 2].filter((fd) => isatty(fd)))
+  const toHost = (fd: number, data: Uint8Array): number => {
+    if (progress === null || !terminals.has(fd)) return writeHost(fd, data)
+    progress.clear()
+    const n = writeHost(fd, data)
+    if (n > 0) progress.wrote(data.subarray(0, n))
+    return n
+  }
   const kernel = new Kernel({
     image: readGuestImage(),
     cpus,
     memorySize,
+    tmpfsSize,
     hostTick: () => {
+      progress?.tick()
       const n = interrupts.poll()
       if (n === 0) return
       if (ctrlC === 0) ttyIsig(kernel, SIGINT)
@@ -153,13 +176,15 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       if (ctrlC > 1) kernel.machine.stop('interrupted')
     },
     // The guest's write gets what the host's did: -EPIPE (and so SIGPIPE), -ENOSPC, ...
-    stdout: (d) => writeHost(1, d),
-    stderr: (d) => writeHost(2, d),
+    stdout: (d) => toHost(1, d),
+    stderr: (d) => toHost(2, d),
     // Read the host's stdin only if the program reads its own.
     // Like the host: a terminal when probekit's own stdout is one (then libc line-buffers).
     consoleIsTty: process.stdout.isTTY === true,
     // Read the host's stdin as the program reads its own: a blocking read for what is there (EOF: nothing).
     stdin: (max) => {
+      // What the user types lands on the terminal's line, not after the progress line.
+      progress?.clear()
       const buf = new Uint8Array(Math.min(max, 65536))
       for (;;) {
         try {
@@ -216,7 +241,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       lostEvents++
       return
     }
-    const n = writeHost(traceFd, utf8(`${line}\n`))
+    const n = toHost(traceFd, utf8(`${line}\n`))
     if (n < 0) {
       traceError = n
       lostEvents++
@@ -266,7 +291,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       json: options.json,
       emit: (line) => {
         if (straceError !== 0) return
-        const n = writeHost(straceFd, utf8(`${line}\n`))
+        const n = toHost(straceFd, utf8(`${line}\n`))
         if (n < 0) {
           straceError = n
           kernel.machine.stop('strace output failed')
@@ -295,11 +320,27 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     throw new CliError(`${program}: cannot run it: ${e.message.replace(`${path}: `, '')}${hint}`)
   }
   const stopListening = interrupts.listen()
+  // On an interactive stderr only: never in a pipe or a file, never in CI, nor among JSON lines.
+  if (
+    options.progress !== false &&
+    io.stderrIsTty === true &&
+    !options.json &&
+    !progressUnwanted(process.env)
+  )
+    progress = new RunProgress({
+      fd: 2,
+      columns: process.stderr.columns || 80,
+      label: basename(program),
+      instructions: () => kernel.machine.totalInstructions(),
+    })
   const { result, exit } = (() => {
     try {
       return kernel.run(budget)
     } finally {
       stopListening()
+      // Erased before anything else is said (the summary, an error).
+      progress?.stop()
+      progress = null
     }
   })()
   if (options.dmesg) io.stderr.write(`${kernel.printk.text()}\n`)
@@ -367,4 +408,5 @@ function utf8(s: string): Uint8Array {
 
 const SIGPIPE = 13
 const SIGINT = 2
+const KIB = 1024
 const MIB = 1024 * 1024
