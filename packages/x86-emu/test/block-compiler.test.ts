@@ -293,3 +293,22 @@ describe('ret inside blocks, and loops through a call', () => {
     expect(r.cpu.rip).toBe(USER_CODE + 5)
   })
 })
+
+describe('blocks past a backward branch', () => {
+  it('a backward branch ends the block when the code it goes back to does not come back to the block', () => {
+    // top: add rax, 1; start: dec ecx; jne top; hlt   (entered at `start`)
+    // From `start`, going on past jne would duplicate the loop (top ... jne top), which never
+    // returns to `start`: the block is cut at the jne, as without going on.
+    const r = new Rig({ jitThreshold: 0 })
+    r.mapZeroed(USER_CODE, 0x1000, { user: true })
+    r.load(USER_CODE, [0x48, 0x83, 0xc0, 0x01, 0xff, 0xc9, 0x75, 0xf8, 0xf4], { user: true })
+    r.enterUser(0, USER_CODE + 4)
+    r.cpu.setReg(1, 5n)
+    r.machine.trapHandler = () => 'stop'
+    r.machine.run({ maxInstructions: 1000 })
+    expect(r.cpu.getReg(0)).toBe(4n)
+    const block = r.machine.codeCache.lookup(r.phys(USER_CODE + 4), USER_CODE + 4)
+    expect(block?.ips).toEqual([USER_CODE + 4, USER_CODE + 6, USER_CODE + 8])
+    expect(block?.lastBranch).toBe(true)
+  })
+})

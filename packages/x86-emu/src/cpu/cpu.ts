@@ -138,6 +138,8 @@ export class Cpu {
 
   // --- SSE / x87 state (executed from a later issue; saved/restored already).
   readonly xmm = new Int32Array(64)
+  /** The XMM registers as doubles (register n's lanes at 2n, 2n+1): the block compiler's SSE2 fast paths. */
+  readonly xmmD = new Float64Array(this.xmm.buffer)
   mxcsr = 0x1f80
 
   // --- Execution bookkeeping.

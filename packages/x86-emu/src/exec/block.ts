@@ -68,7 +68,7 @@ function continuation(insn: Instruction, start: number, ips: readonly number[]):
     // block compiler runs a branch back to the block's start as a loop). Back to code before the
     // block (a block that starts mid-loop, e.g. at the return address of a call in the loop body),
     // continue on the taken path, the loop's, so the whole body is one block.
-    return t >= page && !ips.includes(t) ? t : null
+    return t >= page && t < start && !ips.includes(t) ? t : null
   }
   if ((f & (InstructionFlag.Jump | InstructionFlag.Call)) === 0) return null
   if (t < page || t >= page + 4096 || ips.includes(t)) return null
@@ -97,6 +97,12 @@ export function buildBlock(c: Cpu, rip: number): Block {
   let exits: Uint8Array | null = null
   const pageVirt = rip - (rip & 0xfff)
   const page = mem.subarray(pageStart, pageStart + 4096)
+  // A backward conditional branch the block went on past (see continuation), and its fall-through.
+  let backAt = -1
+  let backNext = 0
+  // A call in the block returns to the block's start.
+  let callsBack = false
+  let last: Instruction | null = null
   while (ops.length < MAX_BLOCK_INSTRUCTIONS && offset < 4096) {
     let insn = tryDecode(page, addr, offset)
     if (insn instanceof DecodeError && insn.reason === 'truncated') {
@@ -129,11 +135,17 @@ export function buildBlock(c: Cpu, rip: number): Block {
     ips.push(addr)
     addr += insn.length
     offset += insn.length
+    last = insn
     if ((compiled.traits & OpTraits.Branch) !== 0) {
       const to = ops.length < MAX_BLOCK_INSTRUCTIONS ? continuation(insn, rip, ips) : null
       if (to === null || frames.length > 1) {
         lastBranch = true
         break
+      }
+      if ((insn.flags & InstructionFlag.Call) !== 0 && addr === rip) callsBack = true
+      if (to < insn.address && backAt < 0) {
+        backAt = ops.length - 1
+        backNext = addr
       }
       exits ??= new Uint8Array(MAX_BLOCK_INSTRUCTIONS)
       exits[ops.length - 1] = 1
@@ -146,6 +158,25 @@ export function buildBlock(c: Cpu, rip: number): Block {
       break
     }
     if (frames.length > 1) break
+  }
+  // Going on past a backward branch pays only when the block comes back to its start (the
+  // block compiler then runs it as a loop): it ends with a ret and holds the call that returns
+  // there, or with a branch to its start. Otherwise the backward branch ends the block, as it
+  // would have without going on (duplicating loop bodies into every block that reaches them).
+  if (backAt >= 0) {
+    const loops =
+      lastBranch &&
+      last !== null &&
+      (((last.flags & InstructionFlag.Ret) !== 0 && callsBack) || last.branchTarget === rip)
+    if (!loops) {
+      ops.length = backAt + 1
+      ips.length = backAt + 1
+      exits?.fill(0, backAt)
+      frames.length = 1
+      addr = backNext
+      lastBranch = true
+      endsEarly = false
+    }
   }
   // Cut short right after a branch it went on past (the fall-through's fetch faulted, or does not
   // decode): that branch ends the block, so where it goes is what it set, not the fall-through.

@@ -108,6 +108,35 @@ export function compileFpArith(insn: Instruction): Op | null {
   }
 }
 
+/**
+ * add/sub/mul/div sd and pd given the source's bits: what compileFpArith's op
+ * does after loading its operand. The block compiler's inline form calls it
+ * where its fast path (finite normal operands and result, PE moot) does not
+ * apply, so the two agree bit for bit.
+ */
+export function fpArithD(
+  c: Cpu,
+  op: number,
+  d: number,
+  packed: boolean,
+  l0: number,
+  h0: number,
+  l1: number,
+  h1: number,
+): void {
+  I32[4] = l0
+  I32[5] = h0
+  I32[6] = l1
+  I32[7] = h1
+  loadDst(c, d)
+  fpBegin(c.mxcsr)
+  laneD(op, 0, 4, 8)
+  if (packed) laneD(op, 2, 6, 10)
+  else keepUpperDouble()
+  commitSimd(c, fpFlags())
+  storeRes(c, d)
+}
+
 // ---------------------------------------------------------------- rcp / rsqrt
 
 const MIN_NORMAL_F = 2 ** -126

@@ -601,11 +601,57 @@ function cmov(insn: Instruction): Template | null {
  * changes; 128-bit stores probe all 16 bytes first (rt.w128); the aligned
  * forms raise #GP(0) for a misaligned address (rt.a16).
  */
+/** 0F 58, 59, 5C, 5E to sse-ieee.ts's operation numbers (ADD, MUL, SUB, DIV). */
+const ARITH_D: Record<number, [op: number, js: string]> = {
+  88: [0, '+'],
+  89: [2, '*'],
+  92: [1, '-'],
+  94: [3, '/'],
+}
+
+/**
+ * addsd/subsd/mulsd/divsd (F2) and their pd forms (66). Inline: when MXCSR
+ * rounds to nearest with PE set and masked, and every operand is finite and
+ * not denormal and every result finite and above the normal minimum, no flag
+ * can change and JavaScript's double result is the IEEE one (sse-ieee.ts's
+ * own fast path). Anything else goes through rt.fpd, the closure's code.
+ */
+function fpArithDouble(insn: Instruction): Template | null {
+  const e = ARITH_D[insn.opcode]
+  const p = insn.mandatoryPrefix
+  if (e === undefined || (p !== 0xf2 && p !== 0x66)) return null
+  const [op, js] = e
+  const packed = p === 0x66
+  const R = 4 * insn.reg
+  const D = 2 * insn.reg
+  const M = 4 * insn.rm
+  const moot = '(c.mxcsr&28704)===4128' // RC = nearest, PE set, PE masked
+  let load: string
+  if (insn.mod === 3) {
+    load = packed
+      ? `const x=c.xmm,l0=x[${M}],h0=x[${M + 1}],l1=x[${M + 2}],h1=x[${M + 3}],b0=X[${2 * insn.rm}],b1=X[${2 * insn.rm + 1}];`
+      : `const x=c.xmm,l0=x[${M}],h0=x[${M + 1}],l1=0,h1=0,b0=X[${2 * insn.rm}];`
+  } else {
+    const ea = eaExpr(insn)
+    if (ea === null) return null
+    load = packed
+      ? `const m=rt.a16(${ea}),l0=c.read64(m),h0=c.th,l1=c.read64(m+8),h1=c.th,q=rt.qi,qd=rt.qd;q[0]=l0;q[1]=h0;const b0=qd[0];q[0]=l1;q[1]=h1;const b1=qd[0];`
+      : `const l0=c.read64(${ea}),h0=c.th,l1=0,h1=0,q=rt.qi;q[0]=l0;q[1]=h0;const b0=rt.qd[0];`
+  }
+  const slow = `rt.fpd(c,${op},${R},${packed},l0,h0,l1,h1)`
+  const code = packed
+    ? `{const X=c.xmmD;${load}const a0=X[${D}],a1=X[${D + 1}],v0=a0${js}b0,v1=a1${js}b1;if(${moot}&&rt.fastD(a0)&&rt.fastD(b0)&&rt.fastD(a1)&&rt.fastD(b1)&&rt.fastR(v0)&&rt.fastR(v1)){X[${D}]=v0;X[${D + 1}]=v1;}else ${slow};}`
+    : `{const X=c.xmmD;${load}const a0=X[${D}],v0=a0${js}b0;if(${moot}&&rt.fastD(a0)&&rt.fastD(b0)&&rt.fastR(v0))X[${D}]=v0;else ${slow};}`
+  // The slow path raises #XM (or #UD) for an unmasked exception, whatever the operand.
+  return { code, mayFault: true, mayWrite: false }
+}
+
 function sse(insn: Instruction): Template | null {
   const o = insn.opcode
   const p = insn.mandatoryPrefix
   const R = 4 * insn.reg
   const M = 4 * insn.rm
+  if (o === 0x58 || o === 0x59 || o === 0x5c || o === 0x5e) return fpArithDouble(insn)
   const copy128 = (d: number, s: number) =>
     `{const x=c.xmm;x[${d}]=x[${s}];x[${d + 1}]=x[${s + 1}];x[${d + 2}]=x[${s + 2}];x[${d + 3}]=x[${s + 3}];}`
   const load128 = (aligned: boolean): Template | null => {
@@ -719,7 +765,11 @@ export function template(insn: Instruction): Template | null {
       o === 0x6f ||
       o === 0x7f ||
       o === 0xef ||
-      o === 0x57
+      o === 0x57 ||
+      o === 0x58 ||
+      o === 0x59 ||
+      o === 0x5c ||
+      o === 0x5e
     )
       return sse(insn)
   }
