@@ -312,3 +312,35 @@ describe('blocks past a backward branch', () => {
     expect(block?.lastBranch).toBe(true)
   })
 })
+
+describe('registers held in locals', () => {
+  it.each(MODES)(
+    'a closure that moves registers and then faults (rep movsb onto an unmapped page) leaves them moved (%s)',
+    (_mode, jitThreshold) => {
+      const SRC = USER_CODE + 0x10000
+      const DST = USER_CODE + 0x20000
+      const r = new Rig({ jitThreshold })
+      r.mapZeroed(SRC, 0x2000, { user: true })
+      r.mapZeroed(DST, 0x1000, { user: true, writable: true }) // DST + 0x1000 is not mapped
+      // mov esi, SRC; mov edi, DST + 0xff0; mov ecx, 0x40; rep movsb; hlt
+      r.load(
+        USER_CODE,
+        [0xbe, ...le32(SRC), 0xbf, ...le32(DST + 0xff0), 0xb9, ...le32(0x40), 0xf3, 0xa4, 0xf4],
+        { user: true },
+      )
+      r.enterUser(0, USER_CODE)
+      const events: number[] = []
+      r.machine.trapHandler = (_c, ev) => {
+        events.push(ev.vector)
+        return 'stop'
+      }
+      r.machine.run({ maxInstructions: 100 })
+      expect(events).toEqual([Vector.PF])
+      // 16 bytes were copied before the fault: the registers say so, as the SDM requires.
+      expect(r.cpu.getReg(1)).toBe(0x30n)
+      expect(r.cpu.getReg(6)).toBe(BigInt(SRC + 0x10))
+      expect(r.cpu.getReg(7)).toBe(BigInt(DST + 0x1000))
+      expect(r.cpu.rip).toBe(USER_CODE + 15)
+    },
+  )
+})

@@ -185,7 +185,9 @@ export function blockSource(insns: readonly Instruction[]): string {
   insns.forEach((insn, k) => {
     const tpl = tpls[k]
     if (tpl === null) {
-      const call = regs === null ? `ops[${k}](c);` : `${store}ops[${k}](c);${regs.reload}`
+      // In a closure, Cpu.r is the registers' home (inop): one that changes registers and then
+      // throws (syscall, a trap) must not have them overwritten from the locals by the catch.
+      const call = regs === null ? `ops[${k}](c);` : `${store}inop=1;ops[${k}](c);inop=0;${regs.reload}`
       lines.push(`c.ci=${k};${call}if(c.blockExit)${ret(`${done}${k + 1}`)}`)
     } else {
       const code = regs === null ? codes[k] : regs.rename(codes[k])
@@ -200,10 +202,10 @@ export function blockSource(insns: readonly Instruction[]): string {
   if (loop) lines.push(`done+=${n};if(c.rip!==${insns[0].address}||done+${n}>budget)${ret('done')}`)
   else lines.push(ret(String(n)))
   const body = lines.join('\n')
-  const head = `const r=c.r;let t=0;${loop ? 'let done=0;' : ''}${regs?.declare ?? ''}`
+  const head = `const r=c.r;let t=0;${loop ? 'let done=0;' : ''}${regs === null ? '' : `let inop=0;${regs.declare}`}`
   if (!loop && regs === null) return `${head}\n${body}`
   // A fault: the registers in locals go back to Cpu.r, and a loop's completed iterations to Cpu.ld.
-  return `${head}\ntry{\n${loop ? `for(;;){\n${body}\n}` : body}\n}catch(e){${store}${loop ? 'c.ld=done;' : ''}throw e}`
+  return `${head}\ntry{\n${loop ? `for(;;){\n${body}\n}` : body}\n}catch(e){${store === '' ? '' : `if(!inop){${store}}`}${loop ? 'c.ld=done;' : ''}throw e}`
 }
 
 /**
