@@ -178,7 +178,10 @@ export function blockSource(insns: readonly Instruction[]): string {
     tpls,
     tpls.map((tpl, k) => (tpl === null ? '' : tpl.code.replace(FLAGS, live[k] ? (tpl.flags ?? '') : ''))),
   )
-  const regs = registerLocals(codes)
+  // Locals pay in a loop, where they stay in machine registers across iterations; around each
+  // closure call they cost a store and a reload, so closure-heavy blocks stay on the array.
+  const closures = tpls.filter((tpl) => tpl === null).length
+  const regs = loop && closures * 8 <= n ? registerLocals(codes) : null
   const store = regs?.store ?? ''
   const ret = (v: string) => `{${store}return ${v};}`
   const lines: string[] = []
