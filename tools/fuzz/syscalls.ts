@@ -3,42 +3,43 @@
 // Linux host the same run natively, call by call. The CI test
 // (packages/kernel/test/syscall-fuzz.test.ts) does one short seed.
 //
-//   npx tsx --conditions=@probekit/source tools/fuzz/syscalls.ts [--count N] [--no-native] SEED...
+//   npx tsx --conditions=@probekit/source tools/fuzz/syscalls.ts [--count N] [--no-native] [--list] SEED...
 //
 // Defaults: 100000 calls, seeds 1 2 3. Per seed it prints the time, how the
 // run ended (a host exception names the call being served), the fuzzer's
 // summary (counts per errno, canary, witness), the unimplemented calls met,
-// and the calls answered differently from Linux, grouped per system call.
-// Exit status 1 if any run ended otherwise than by the fuzzer's exit 0.
+// and the calls answered differently from Linux, grouped per system call,
+// those the test's allow-list (test/support/syscall-fuzz.ts) does not let
+// pass first (NEW); --list prints each difference with its arguments. Exit status 1
+// if any run ended otherwise than by the fuzzer's exit 0, or answered a call
+// otherwise than Linux where the allow-list does not say why.
 
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Kernel, PERCPU_TOP_OF_STACK, PT_REGS_SIZE, syscallName } from '../../packages/kernel/src/index.js'
+import { compareCalls, parseCalls } from '../../packages/kernel/test/support/syscall-fuzz.js'
+import { optionChecks } from './options.js'
 
 const root = new URL('../../packages/kernel/', import.meta.url)
 const fuzzer = new URL('fixtures/bin/syscallfuzz', root)
 const image = new Uint8Array(readFileSync(new URL('guest/vmlinux', root)))
 
+const { fail, integer } = optionChecks('syscalls')
 const argv = process.argv.slice(2)
 let count = 100_000
 let native = process.platform === 'linux' && process.arch === 'x64'
+let list = false
 const seeds: string[] = []
 for (let k = 0; k < argv.length; k++) {
-  if (argv[k] === '--count') count = Number(argv[++k])
+  if (argv[k] === '--count') count = integer('count', argv[++k], count)
   else if (argv[k] === '--no-native') native = false
-  else seeds.push(argv[k])
+  else if (argv[k] === '--list') list = true
+  else if (/^\d+$/.test(argv[k])) seeds.push(argv[k])
+  else fail(`unknown argument '${argv[k]}' (--count N, --no-native, --list, SEED...)`)
 }
 if (seeds.length === 0) seeds.push('1', '2', '3')
-
-/** "I NR A0..A5 = RESULT" lines of `syscallfuzz -v`: number and result per call. */
-function results(out: string): { nr: number; result: string }[] {
-  const r: { nr: number; result: string }[] = []
-  for (const m of out.matchAll(/^\d+ (-?\d+) (?:[0-9a-f]+ ){5}[0-9a-f]+ = (\S+)$/gm))
-    r.push({ nr: Number(m[1]), result: m[2] })
-  return r
-}
 
 function emulate(seed: string, scratch: string): { out: string; ended: string; ok: boolean; kernel: Kernel } {
   let out = ''
@@ -101,18 +102,32 @@ for (const seed of seeds) {
       timeout: 600_000,
       killSignal: 'SIGKILL',
     })
-    const theirs = results(n.stdout)
-    const ours = results(run.out)
-    const differ = new Map<string, number>()
-    for (const [k, t] of theirs.entries()) {
-      const o = ours[k]
-      if (!o || o.result === t.result) continue
-      if (o.result === 'ENOSYS' && run.kernel.unimplemented.has(t.nr)) continue
-      const key = `${syscallName(Number(BigInt.asIntN(32, BigInt(t.nr))))}: Linux ${t.result}, probekit ${o.result}`
-      differ.set(key, (differ.get(key) ?? 0) + 1)
+    const differ = compareCalls(
+      parseCalls(n.stdout),
+      parseCalls(run.out),
+      new Set(run.kernel.unimplemented.keys()),
+    )
+    const groups = new Map<string, { n: number; allowed: boolean }>()
+    for (const d of differ) {
+      const key = `${d.name}: Linux ${d.linux}, probekit ${d.probekit}`
+      const g = groups.get(key) ?? { n: 0, allowed: d.allowed !== undefined }
+      g.n++
+      groups.set(key, g)
     }
-    console.log(`native: exit ${n.status ?? n.signal}; ${differ.size} kinds of different answers`)
-    for (const [k, v] of [...differ].sort((a, b) => b[1] - a[1])) console.log(`  ${v}× ${k}`)
+    const open = differ.filter((d) => !d.allowed)
+    if (open.length > 0) failed = true
+    console.log(
+      `native: exit ${n.status ?? n.signal}; ${groups.size} kinds of different answers, ${open.length} calls not allowed`,
+    )
+    for (const [k, g] of [...groups].sort(
+      (a, b) => Number(a[1].allowed) - Number(b[1].allowed) || b[1].n - a[1].n,
+    ))
+      console.log(`  ${g.allowed ? '   ' : 'NEW'} ${g.n}× ${k}`)
+    if (list)
+      for (const d of differ)
+        console.log(
+          `  ${d.allowed ? '   ' : 'NEW'} #${d.i} ${d.name}(${d.args}): Linux ${d.linux}, probekit ${d.probekit}`,
+        )
   } finally {
     rmSync(scratch, { recursive: true, force: true })
   }

@@ -12,7 +12,8 @@ import type { Kernel } from '../kernel.js'
 import type { Task } from '../sched/task.js'
 import { SIGPIPE } from '../signal/signals.js'
 import { wallSeconds } from '../time/clock.js'
-import type { OpenFile, WouldBlock } from './files.js'
+import { O_APPEND, type OpenFile, type WouldBlock } from './files.js'
+import { fmodeWrite, writeCheckLimits } from './read-write.js'
 import { hostOpen } from './syscalls.js'
 import { RegularFile } from './vfs.js'
 
@@ -26,6 +27,13 @@ export class FileIo {
    * modification time moves; a pipe nobody reads gives -EPIPE and, as pipe_write sends it, SIGPIPE.
    */
   fileWrite(c: Cpu, task: Task, f: OpenFile, data: Uint8Array): number | WouldBlock {
+    // generic_write_checks: a regular file's write stops at RLIMIT_FSIZE (after the mode's EBADF).
+    if (f.inode instanceof RegularFile && fmodeWrite(f) && data.length > 0) {
+      const pos = (f.flags & O_APPEND) !== 0 ? f.inode.size() : f.pos
+      const room = writeCheckLimits(this.kernel, c, task, pos, data.length)
+      if (room < 0) return room
+      data = data.subarray(0, room)
+    }
     const r = f.write(data)
     if (r === -EPIPE) this.kernel.signals.sendSignal(c, task, { signo: SIGPIPE, code: 0, pid: task.tgid })
     else if (typeof r === 'number' && r > 0 && f.inode instanceof RegularFile)

@@ -57,7 +57,7 @@ function chmodInode(node: Inode, mode: number): number {
 }
 
 export function sysFchmod(ctx: SyscallContext, fd: number, mode: number): number {
-  const f = ctx.task.files.get(fd)
+  const f = ctx.task.files.get(fd | 0)
   return f ? chmodInode(f.inode, mode) : -EBADF
 }
 

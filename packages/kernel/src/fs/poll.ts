@@ -5,8 +5,9 @@
 // signal mask is not applied while waiting (a signal still interrupts the
 // wait with EINTR).
 
-import { ERESTARTNOHAND } from '../errno.js'
-import { copyFromUser, copyToUser, readUserU64 } from '../mm/user-memory.js'
+import { EFAULT, EINVAL, ERESTARTNOHAND } from '../errno.js'
+import { accessOk, copyFromUser, copyToUser, readUserU64 } from '../mm/user-memory.js'
+import { RLIMIT_NOFILE } from '../process/rlimits.js'
 import type { Task } from '../sched/task.js'
 import type { SyscallContext, SyscallResult } from '../syscalls.js'
 
@@ -39,7 +40,8 @@ function doPoll(
   timeoutNs: number,
 ): SyscallResult {
   const { kernel, task } = ctx
-  if (nfds > 1024) return -22 // EINVAL: more than RLIMIT_NOFILE
+  nfds >>>= 0 // an unsigned int
+  if (BigInt(nfds) > task.rlimits[RLIMIT_NOFILE].cur) return -EINVAL
   const raw = copyFromUser(task.mm, fds, nfds * 8)
   const v = new DataView(raw.buffer)
   const scan = (write: boolean): number => {
@@ -57,6 +59,8 @@ function doPoll(
   const timedOut = timeoutNs === 0 || (restarted?.deadline !== undefined && now >= restarted.deadline)
   if (ready > 0 || timedOut) {
     task.restart = null
+    // The results go out through user_write_access_begin: even none need the array in user space.
+    if (!accessOk(fds, nfds * 8)) return -EFAULT
     copyToUser(task.mm, fds, raw)
     return ready
   }
@@ -74,7 +78,29 @@ export function sysPoll(ctx: SyscallContext, fds: number, nfds: number, timeoutM
   return doPoll(ctx, 7, fds, nfds, ms < 0 ? -1 : ms * 1e6)
 }
 
-export function sysPpoll(ctx: SyscallContext, fds: number, nfds: number, tsp: number): SyscallResult {
-  const ns = tsp ? readUserU64(ctx.task.mm, tsp) * 1e9 + readUserU64(ctx.task.mm, tsp + 8) : -1
+/**
+ * ppoll: the timeout is copied in (EFAULT) and must be a valid timespec
+ * (EINVAL); then the signal mask's size (EINVAL) and the mask (EFAULT);
+ * then do_sys_poll.
+ */
+export function sysPpoll(
+  ctx: SyscallContext,
+  fds: number,
+  nfds: number,
+  tsp: number,
+  sigmask: number,
+  sigsetsize: number,
+): SyscallResult {
+  let ns = -1
+  if (tsp) {
+    const sec = readUserU64(ctx.task.mm, tsp)
+    const nsec = readUserU64(ctx.task.mm, tsp + 8)
+    if (sec < 0 || nsec < 0 || nsec >= 1e9) return -EINVAL
+    ns = sec * 1e9 + nsec
+  }
+  if (sigmask) {
+    if (sigsetsize !== 8) return -EINVAL
+    copyFromUser(ctx.task.mm, sigmask, 8)
+  }
   return doPoll(ctx, 271, fds, nfds, ns)
 }

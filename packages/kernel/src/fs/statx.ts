@@ -3,13 +3,15 @@
 // xattr calls answer as a file system without them does (EOPNOTSUPP),
 // which ls and cp take as "no ACL, no label".
 
-import { EINVAL, ENAMETOOLONG, EOPNOTSUPP } from '../errno.js'
+import { EINVAL, ENAMETOOLONG, EOPNOTSUPP, ESPIPE } from '../errno.js'
 import { copyToUser, strncpyFromUser } from '../mm/user-memory.js'
 import type { SyscallContext, SyscallDef } from '../syscalls.js'
 import { fileOf } from './files.js'
 import { lookupAt } from './namei.js'
-import { type Inode, inodeBlocks } from './vfs.js'
+import { type Inode, inodeBlocks, PipeEnd } from './vfs.js'
 
+/** The last of POSIX_FADV_NORMAL..POSIX_FADV_NOREUSE (0-5). */
+const POSIX_FADV_NOREUSE = 5
 const AT_SYMLINK_NOFOLLOW = 0x100
 const AT_EMPTY_PATH = 0x1000
 /** STATX_BASIC_STATS: type, mode, nlink, uid, gid, atime, mtime, ctime, ino, size, blocks. */
@@ -67,6 +69,13 @@ export function registerStatx(def: SyscallDef): void {
     [196, 'flistxattr'],
   ] as const)
     def(nr, name, () => -EOPNOTSUPP)
-  // posix_fadvise: advice only; nothing to do for files kept in memory.
-  def(221, 'fadvise64', () => 0)
+  // fadvise64 (generic_fadvise): the descriptor, a pipe is ESPIPE, a negative length or an unknown
+  // advice EINVAL; the advice itself changes nothing for files kept in memory.
+  def(221, 'fadvise64', (ctx, fd, _offset, len, advice) => {
+    const f = fileOf(ctx.task, fd)
+    if (typeof f === 'number') return f
+    if (f.inode instanceof PipeEnd) return -ESPIPE
+    if (len < 0 || (advice | 0) < 0 || (advice | 0) > POSIX_FADV_NOREUSE) return -EINVAL
+    return 0
+  })
 }

@@ -2,17 +2,11 @@
 // registered into the kernel's syscall table by syscalls.ts.
 
 import { EBADF, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTTY, EPERM, EROFS } from '../errno.js'
-import {
-  copyFromUser,
-  copyToUser,
-  readUserU64,
-  strncpyFromUser,
-  writeUserU32,
-  writeUserU64,
-} from '../mm/user-memory.js'
-import type { SyscallContext, SyscallDef, SyscallFn, SyscallResult } from '../syscalls.js'
+import { BadAddress, copyToUser, strncpyFromUser } from '../mm/user-memory.js'
+import type { SyscallContext, SyscallDef, SyscallFn } from '../syscalls.js'
 import { changedEntries, modified } from '../time/clock.js'
 import { utf8Encode } from '../utf8.js'
+import { registerChown } from './chown.js'
 import {
   FdTable,
   fileOf,
@@ -31,35 +25,19 @@ import {
   O_WRONLY,
   OpenFile,
 } from './files.js'
-import { AT_FDCWD, dirAt, lookupAt, pathArg } from './namei.js'
+import { AT_FDCWD, dirAt, emptyPathAt, lookupAt, pathArg } from './namei.js'
 import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './permissions.js'
 import { sysPoll, sysPpoll } from './poll.js'
+import { fmodeWrite, newsizeOk, registerReadWrite } from './read-write.js'
 import { sysFstatfs, sysStatfs } from './statfs.js'
 import { registerStatx } from './statx.js'
 import { Directory, type Inode, inodeBlocks, Pipe, PipeEnd, RegularFile, S_IFMT, Symlink } from './vfs.js'
 
-function readInto(ctx: SyscallContext, f: OpenFile, buf: number, count: number, at?: number): SyscallResult {
-  if (at !== undefined) {
-    if (!(f.inode instanceof RegularFile)) return -29
-    const data = f.inode.readAt(at, count)
-    copyToUser(ctx.task.mm, buf, data)
-    return data.length
-  }
-  const r = f.read(count)
-  if (typeof r === 'number' || !(r instanceof Uint8Array)) return r
-  copyToUser(ctx.task.mm, buf, r)
-  return r.length
-}
-
-function iovecs(ctx: SyscallContext, iov: number, cnt: number): { base: number; len: number }[] {
-  const out = []
-  for (let i = 0; i < cnt; i++)
-    out.push({
-      base: readUserU64(ctx.task.mm, iov + 16 * i),
-      len: readUserU64(ctx.task.mm, iov + 16 * i + 8),
-    })
-  return out
-}
+const AT_SYMLINK_NOFOLLOW = 0x100
+const AT_SYMLINK_FOLLOW = 0x400
+const AT_NO_AUTOMOUNT = 0x800
+const AT_EMPTY_PATH = 0x1000
+const AT_STATX_SYNC_TYPE = 0x6000
 
 const TCGETS = 0x5401
 const TIOCGWINSZ = 0x5413
@@ -126,6 +104,16 @@ export function hostOpen(
   return openPath(ctx, path, flags, mode, dirfd)
 }
 
+/** do_truncate: inode_newsize_ok, then the new size. */
+function truncateTo(ctx: SyscallContext, inode: RegularFile, len: number): number {
+  const bad = newsizeOk(ctx, len)
+  if (bad) return bad
+  const r = inode.truncate(len)
+  if (r < 0) return r
+  modified(ctx, inode)
+  return 0
+}
+
 // struct stat (x86-64, 144 bytes).
 function statBuf(node: Inode, ino: number): Uint8Array {
   const b = new Uint8Array(144)
@@ -146,14 +134,27 @@ function statBuf(node: Inode, ino: number): Uint8Array {
   return b
 }
 
-function statAt(ctx: SyscallContext, dirfd: number, path: number, buf: number, nofollow: boolean): number {
-  const p = strncpyFromUser(ctx.task.mm, path, 4096)
-  if (p === null) return -36
-  const node = lookupAt(ctx, dirfd, p, nofollow)
+/**
+ * vfs_fstatat: with AT_EMPTY_PATH an empty (or NULL) name and a descriptor
+ * is fstat; else vfs_statx checks the flags, then the name (getname's
+ * errors), then looks it up.
+ */
+function fstatat(ctx: SyscallContext, dirfd: number, path: number, buf: number, flags: number): number {
+  flags |= 0
+  dirfd |= 0
+  const empty = (flags & AT_EMPTY_PATH) !== 0
+  const name = empty && path === 0 ? '' : pathArg(ctx, path, empty)
+  if (name === '' && dirfd >= 0) return fstat(ctx, dirfd, buf)
+  if ((flags & ~(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH | AT_STATX_SYNC_TYPE)) !== 0)
+    return -EINVAL
+  if (typeof name === 'number') return name
+  const node =
+    name === '' ? emptyPathAt(ctx, dirfd) : lookupAt(ctx, dirfd, name, (flags & AT_SYMLINK_NOFOLLOW) !== 0)
   if (typeof node === 'number') return node
   copyToUser(ctx.task.mm, buf, statBuf(node, ctx.kernel.vfs.inoOf(node)))
   return 0
 }
+
 /** ksys_dup3: the descriptors are unsigned ints; a new one past RLIMIT_NOFILE is EBADF. */
 const dup3: SyscallFn = ({ task }, oldfd, newfd, flags) => {
   const from = oldfd >>> 0
@@ -178,8 +179,22 @@ function makePipe(ctx: SyscallContext, fds: number, flags: number): number {
     new OpenFile(new PipeEnd(pipe, true), O_WRONLY | (flags & O_NONBLOCK), 'pipe:[w]'),
     (flags & O_CLOEXEC) !== 0,
   )
-  writeUserU32(ctx.task.mm, fds, r)
-  writeUserU32(ctx.task.mm, fds + 4, w)
+  if (r < 0 || w < 0) {
+    if (r >= 0) ctx.task.files.close(r)
+    return r < 0 ? r : w // EMFILE
+  }
+  // do_pipe2: both numbers go out together, or the descriptors are given back (EFAULT).
+  const out = new Uint8Array(8)
+  const v = new DataView(out.buffer)
+  v.setInt32(0, r, true)
+  v.setInt32(4, w, true)
+  try {
+    copyToUser(ctx.task.mm, fds, out)
+  } catch (e) {
+    ctx.task.files.close(r)
+    ctx.task.files.close(w)
+    throw e
+  }
   return 0
 }
 
@@ -253,18 +268,32 @@ const renameAt = (ctx: SyscallContext, dfd: number, from: number, dfd2: number, 
   return 0
 }
 
-const linkAt = (ctx: SyscallContext, dfd: number, from: number, dfd2: number, to: number): number => {
-  const a = pathArg(ctx, from)
+/**
+ * do_linkat: the flags (AT_SYMLINK_FOLLOW, AT_EMPTY_PATH), the old name
+ * (not followed unless AT_SYMLINK_FOLLOW), the new one (filename_create:
+ * EEXIST), then vfs_link: a directory cannot be linked (EPERM).
+ */
+const linkAt = (
+  ctx: SyscallContext,
+  dfd: number,
+  from: number,
+  dfd2: number,
+  to: number,
+  flags: number,
+): number => {
+  flags |= 0
+  if ((flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) !== 0) return -EINVAL
+  const a = pathArg(ctx, from, (flags & AT_EMPTY_PATH) !== 0)
   const b = pathArg(ctx, to)
   if (typeof a === 'number') return a
-  if (typeof b === 'number') return b
-  const node = lookupAt(ctx, dfd, a, true)
+  const node = a === '' ? emptyPathAt(ctx, dfd) : lookupAt(ctx, dfd, a, (flags & AT_SYMLINK_FOLLOW) === 0)
   if (typeof node === 'number') return node
-  if (node instanceof Directory) return -EPERM
+  if (typeof b === 'number') return b
   const pb = createAt(ctx, dfd2, b)
   if (typeof pb === 'number') return pb
   if (pb.dir.children.has(pb.name)) return -EEXIST
   if (pb.dir.readOnly) return -EROFS
+  if (node instanceof Directory) return -EPERM
   pb.dir.children.set(pb.name, node)
   modified(ctx, pb.dir)
   node.nlink++
@@ -288,12 +317,20 @@ const symlinkAt = (ctx: SyscallContext, target: number, dfd: number, linkpath: n
   return 0
 }
 
+/**
+ * do_readlinkat: bufsiz is an int, and not positive is EINVAL before the
+ * name is looked at; the name may be empty (LOOKUP_EMPTY: dfd itself, an
+ * O_PATH symlink). Anything but a symlink is EINVAL (ENOENT when named by
+ * an empty name); the copy out may fault (EFAULT).
+ */
 const readlinkAt = (ctx: SyscallContext, dfd: number, path: number, buf: number, size: number): number => {
-  const p = pathArg(ctx, path)
+  size |= 0
+  if (size <= 0) return -EINVAL
+  const p = pathArg(ctx, path, true)
   if (typeof p === 'number') return p
-  const node = lookupAt(ctx, dfd, p, true)
+  const node = p === '' ? emptyPathAt(ctx, dfd) : lookupAt(ctx, dfd, p, true)
   if (typeof node === 'number') return node
-  if (!(node instanceof Symlink)) return -EINVAL
+  if (!(node instanceof Symlink)) return p === '' ? -ENOENT : -EINVAL
   const bytes = utf8Encode(node.target).subarray(0, size)
   copyToUser(ctx.task.mm, buf, bytes)
   return bytes.length
@@ -311,7 +348,7 @@ export function registerFsSyscalls(def: SyscallDef): void {
   def(268, 'fchmodat', sysFchmodat)
   def(137, 'statfs', sysStatfs)
   def(138, 'fstatfs', sysFstatfs)
-  def(3, 'close', ({ task }, fd) => task.files.close(fd))
+  def(3, 'close', ({ task }, fd) => task.files.close(fd | 0)) // an unsigned int: the upper half is not part of it
 
   def(8, 'lseek', ({ task }, fd, off, whence) => {
     const f = fileOf(task, fd)
@@ -320,75 +357,7 @@ export function registerFsSyscalls(def: SyscallDef): void {
 
   // read(2) and write(2) are the guest kernel's (fs/read_write.c: sys_read/sys_write through HC_FILE_READ and
   // HC_FILE_WRITE); the host side of a write is Kernel.fileWrite, which writev and sendfile share.
-  def(17, 'pread64', (ctx, fd, buf, count, pos) => {
-    const f = fileOf(ctx.task, fd)
-    return typeof f === 'number' ? f : readInto(ctx, f, buf, count, pos)
-  })
-  def(18, 'pwrite64', (ctx, fd, buf, count, pos) => {
-    const f = fileOf(ctx.task, fd)
-    if (typeof f === 'number') return f
-    if (!(f.inode instanceof RegularFile)) return -29
-    const n = f.inode.writeAt(pos, copyFromUser(ctx.task.mm, buf, count))
-    if (n > 0) modified(ctx, f.inode)
-    return n
-  })
-
-  def(19, 'readv', (ctx, fd, iov, cnt) => {
-    const f = fileOf(ctx.task, fd)
-    if (typeof f === 'number') return f
-    let total = 0
-    for (const v of iovecs(ctx, iov, cnt)) {
-      if (v.len === 0) continue
-      const r = readInto(ctx, f, v.base, v.len)
-      if (typeof r !== 'number') return total > 0 ? total : r
-      if (r < 0) return total > 0 ? total : r
-      total += r
-      if (r < v.len) break
-    }
-    return total
-  })
-
-  def(20, 'writev', (ctx, fd, iov, cnt) => {
-    const f = fileOf(ctx.task, fd)
-    if (typeof f === 'number') return f
-    const parts = iovecs(ctx, iov, cnt).map((v) => copyFromUser(ctx.task.mm, v.base, v.len))
-    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-    let o = 0
-    for (const p of parts) {
-      all.set(p, o)
-      o += p.length
-    }
-    return ctx.kernel.fileIo.fileWrite(ctx.cpu, ctx.task, f, all)
-  })
-
-  /**
-   * sendfile(out_fd, in_fd, offset, count): copy from a seekable file to any
-   * writable one. With an offset pointer the copy starts there and the
-   * pointer moves, not in_fd's position; without, in_fd's position moves.
-   * Only what out_fd took counts (a pipe may take part, or block).
-   */
-  def(40, 'sendfile', (ctx, outFd, inFd, offsetPtr, count) => {
-    const out = fileOf(ctx.task, outFd)
-    if (typeof out === 'number') return out
-    const inp = fileOf(ctx.task, inFd)
-    if (typeof inp === 'number') return inp
-    if ((inp.flags & O_ACCMODE) === O_WRONLY || (out.flags & O_ACCMODE) === O_RDONLY) return -EBADF
-    // in_fd must be a file that can be read at an offset; out_fd must not be in append mode.
-    if (!inp.inode.seekable || (out.flags & O_APPEND) !== 0) return -EINVAL
-    const mm = ctx.task.mm
-    const saved = inp.pos
-    const start = offsetPtr ? readUserU64(mm, offsetPtr) : inp.pos
-    inp.pos = start
-    const data = inp.read(Math.min(count, 0x7ffff000))
-    inp.pos = saved
-    if (!(data instanceof Uint8Array)) return data
-    if (data.length === 0) return 0
-    const n = ctx.kernel.fileIo.fileWrite(ctx.cpu, ctx.task, out, data)
-    if (typeof n !== 'number' || n < 0) return n
-    if (offsetPtr) writeUserU64(mm, offsetPtr, start + n)
-    else inp.pos = start + n
-    return n
-  })
+  registerReadWrite(def)
 
   def(16, 'ioctl', ({ task }, fd, request, arg) => {
     const f = fileOf(task, fd)
@@ -425,14 +394,9 @@ export function registerFsSyscalls(def: SyscallDef): void {
   })
 
   def(5, 'fstat', fstat)
-  def(4, 'stat', (ctx, path, buf) => statAt(ctx, AT_FDCWD, path, buf, false))
-  def(6, 'lstat', (ctx, path, buf) => statAt(ctx, AT_FDCWD, path, buf, true))
-  def(262, 'newfstatat', (ctx, dirfd, path, buf, flags) => {
-    const p = strncpyFromUser(ctx.task.mm, path, 4096)
-    if (p === null) return -36
-    if (p === '' && (flags & 0x1000) !== 0) return fstat(ctx, dirfd, buf) // AT_EMPTY_PATH
-    return statAt(ctx, dirfd, path, buf, (flags & 0x100) !== 0) // AT_SYMLINK_NOFOLLOW
-  })
+  def(4, 'stat', (ctx, path, buf) => fstatat(ctx, AT_FDCWD, path, buf, 0))
+  def(6, 'lstat', (ctx, path, buf) => fstatat(ctx, AT_FDCWD, path, buf, AT_SYMLINK_NOFOLLOW))
+  def(262, 'newfstatat', fstatat)
 
   def(32, 'dup', ({ task }, fd) => {
     const f = fileOf(task, fd)
@@ -448,8 +412,8 @@ export function registerFsSyscalls(def: SyscallDef): void {
   def(72, 'fcntl', ({ task }, fd, cmd, arg) => {
     const f = fileOf(task, fd)
     if (typeof f === 'number') return f
-    const e = task.files.fds[fd]!
-    switch (cmd) {
+    const e = task.files.fds[fd | 0]! // an int, as fileOf reads it
+    switch (cmd | 0) {
       case 0: // F_DUPFD
       case 1030: // F_DUPFD_CLOEXEC
         if (arg < 0 || arg >= FdTable.MAX) return -EINVAL // past RLIMIT_NOFILE
@@ -477,21 +441,27 @@ export function registerFsSyscalls(def: SyscallDef): void {
   def(22, 'pipe', (ctx, fds) => makePipe(ctx, fds, 0))
   def(293, 'pipe2', (ctx, fds, flags) => makePipe(ctx, fds, flags))
 
+  /**
+   * getdents64 (filldir64): count is kept in an int, so 2^31 and more is too
+   * small for any entry (EINVAL); each entry is written in turn, and one
+   * that faults ends the call: EFAULT if it was the first, else the bytes so far.
+   */
   def(217, 'getdents64', (ctx, fd, buf, count) => {
     const f = fileOf(ctx.task, fd)
     if (typeof f === 'number') return f
     if (!(f.inode instanceof Directory)) return -ENOTDIR
+    const room = count | 0
     const entries: [string, Inode][] = [
       ['.', f.inode],
       ['..', f.inode.parent ?? f.inode],
       ...[...f.inode.children.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
     ]
-    const out: number[] = []
+    let written = 0
     while (f.pos < entries.length) {
       const [name, node] = entries[f.pos]
       const nameBytes = utf8Encode(name)
       const reclen = Math.ceil((19 + nameBytes.length + 1) / 8) * 8
-      if (out.length + reclen > count) break
+      if (written + reclen > room) return written > 0 ? written : -EINVAL
       const rec = new Uint8Array(reclen)
       const v = new DataView(rec.buffer)
       v.setBigUint64(0, BigInt(ctx.kernel.vfs.inoOf(node)), true)
@@ -500,12 +470,16 @@ export function registerFsSyscalls(def: SyscallDef): void {
       const fmt = node.mode & S_IFMT
       rec[18] = fmt === 0o040000 ? 4 : fmt === 0o100000 ? 8 : fmt === 0o020000 ? 2 : fmt === 0o010000 ? 1 : 0
       rec.set(nameBytes, 19)
-      out.push(...rec)
+      try {
+        copyToUser(ctx.task.mm, buf + written, rec)
+      } catch (e) {
+        if (written > 0 && e instanceof BadAddress) return written
+        throw e
+      }
+      written += reclen
       f.pos++
     }
-    if (out.length === 0 && f.pos < entries.length) return -EINVAL
-    copyToUser(ctx.task.mm, buf, Uint8Array.from(out))
-    return out.length
+    return written
   })
 
   def(83, 'mkdir', (ctx, path, mode) => mkdirAt(ctx, AT_FDCWD, path, mode))
@@ -528,40 +502,32 @@ export function registerFsSyscalls(def: SyscallDef): void {
     }
     return renameAt(ctx, dfd | 0, from, dfd2 | 0, to)
   })
-  def(86, 'link', (ctx, from, to) => linkAt(ctx, AT_FDCWD, from, AT_FDCWD, to))
-  def(265, 'linkat', (ctx, dfd, from, dfd2, to) => linkAt(ctx, dfd | 0, from, dfd2 | 0, to))
+  def(86, 'link', (ctx, from, to) => linkAt(ctx, AT_FDCWD, from, AT_FDCWD, to, 0))
+  def(265, 'linkat', (ctx, dfd, from, dfd2, to, flags) => linkAt(ctx, dfd | 0, from, dfd2 | 0, to, flags))
   def(88, 'symlink', (ctx, target, linkpath) => symlinkAt(ctx, target, AT_FDCWD, linkpath))
   def(266, 'symlinkat', (ctx, target, dfd, linkpath) => symlinkAt(ctx, target, dfd | 0, linkpath))
   def(89, 'readlink', (ctx, path, buf, size) => readlinkAt(ctx, AT_FDCWD, path, buf, size))
   def(267, 'readlinkat', (ctx, dfd, path, buf, size) => readlinkAt(ctx, dfd | 0, path, buf, size))
-  // Everything belongs to root, who may own anything: chown succeeds and changes nothing.
-  for (const [nr, name] of [
-    [92, 'chown'],
-    [93, 'fchown'],
-    [94, 'lchown'],
-    [260, 'fchownat'],
-  ] as const)
-    def(nr, name, () => 0)
+  registerChown(def)
+  // do_sys_ftruncate: the length, the descriptor, then a regular file open for writing; the new size
+  // within RLIMIT_FSIZE (inode_newsize_ok).
   def(77, 'ftruncate', (ctx, fd, len) => {
+    if (len < 0) return -EINVAL
     const f = fileOf(ctx.task, fd)
     if (typeof f === 'number') return f
-    if (!(f.inode instanceof RegularFile)) return -EINVAL
-    if ((f.flags & O_ACCMODE) === 0) return -EINVAL
-    const r = f.inode.truncate(len)
-    if (r < 0) return r
-    modified(ctx, f.inode)
-    return 0
+    if (!(f.inode instanceof RegularFile) || !fmodeWrite(f)) return -EINVAL
+    return truncateTo(ctx, f.inode, len)
   })
+  // do_sys_truncate → vfs_truncate: the length, the path, a directory is EISDIR, else a regular file.
   def(76, 'truncate', (ctx, path, len) => {
+    if (len < 0) return -EINVAL
     const p = pathArg(ctx, path)
     if (typeof p === 'number') return p
     const node = lookupAt(ctx, AT_FDCWD, p)
     if (typeof node === 'number') return node
-    if (!(node instanceof RegularFile)) return -EISDIR
-    const r = node.truncate(len)
-    if (r < 0) return r
-    modified(ctx, node)
-    return 0
+    if (node instanceof Directory) return -EISDIR
+    if (!(node instanceof RegularFile)) return -EINVAL
+    return truncateTo(ctx, node, len)
   })
   def(79, 'getcwd', (ctx, buf, size) => {
     const cwd = utf8Encode(`${ctx.kernel.vfs.pathOf(ctx.task.cwd)}\0`)

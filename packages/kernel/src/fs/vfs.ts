@@ -10,6 +10,7 @@ import {
   EINVAL,
   EISDIR,
   ELOOP,
+  ENAMETOOLONG,
   ENOENT,
   ENOSPC,
   ENOTDIR,
@@ -411,6 +412,10 @@ export interface Lookup {
   name: string
 }
 
+/** NAME_MAX: a path component of more than 255 bytes. */
+const nameTooLong = (name: string): boolean =>
+  name.length > 255 || (name.length > 85 && utf8Encode(name).length > 255)
+
 /** The file system tree and path walking. */
 export class Vfs {
   readonly root = new Directory()
@@ -454,7 +459,8 @@ export class Vfs {
     for (let i = 0; i < parts.length; i++) {
       const name = parts[i]
       let next: Inode | undefined = name === '..' ? (dir.parent ?? dir) : dir.child(name)
-      if (!next) return -ENOENT
+      // A name no directory can hold is the file system's lookup's ENAMETOOLONG (simple_lookup).
+      if (!next) return nameTooLong(name) ? -ENAMETOOLONG : -ENOENT
       const last = i === parts.length - 1
       if (next instanceof Symlink && !(last && nofollow)) {
         const r = this.walk(next.target, dir, false, depth + 1)
@@ -492,6 +498,7 @@ export class Vfs {
     if (typeof d === 'number') return d
     if (!(d instanceof Directory)) return -ENOTDIR
     if (name === '' || name === '.' || name === '..') return -EINVAL
+    if (nameTooLong(name)) return -ENAMETOOLONG
     return { dir: d, name }
   }
 

@@ -30,7 +30,7 @@ export function sysMadvise(
     for (const v of mm.vmas) {
       // Shared memory keeps its contents; file mappings would be re-read (not dropped here: copied in at mmap).
       if (v.shared || v.kind === 'file' || v.end <= addr || v.start >= end) continue
-      for (let a = Math.max(v.start, addr); a < Math.min(v.end, end); a += PAGE) {
+      for (const a of mm.presentPages(Math.max(v.start, addr), Math.min(v.end, end))) {
         const f = mm.space.unmap(a)
         if (f >= 0) {
           mm.frames.put(f)

@@ -40,6 +40,9 @@ export const _STK_LIM = 8 * 1024 * 1024
 export const pageDown = (a: number) => Math.floor(a / PAGE) * PAGE
 export const pageUp = (a: number) => Math.ceil(a / PAGE) * PAGE
 
+/** Longer ranges than this are searched for present pages through the page table, not page by page. */
+const PRESENT_WALK_PAGES = 4096
+
 export class Mm {
   readonly space: AddressSpace
   vmas: Vma[] = []
@@ -85,6 +88,21 @@ export class Mm {
   /** Told of each range about to be unmapped that has something mapped in it (uprobe_munmap's hook). */
   readonly unmapHooks: ((start: number, end: number) => void)[] = []
 
+  /**
+   * The pages of [from, to) that are present: looked up one by one in a short range, found by a
+   * walk of the page table in a long one (a PROT_READ mapping may span 2^46 bytes, 2^34 pages).
+   */
+  presentPages(from: number, to: number): number[] {
+    const out: number[] = []
+    if ((to - from) / PAGE <= PRESENT_WALK_PAGES) {
+      for (let a = from; a < to; a += PAGE) if (this.space.lookup(a)) out.push(a)
+    } else
+      this.space.forEachMapping((va) => {
+        if (va >= from && va < to) out.push(va)
+      })
+    return out
+  }
+
   /** Remove [start, end) from the VMAs and free its pages. */
   unmapRange(start: number, end: number): void {
     if (this.unmapHooks.length > 0 && this.vmas.some((v) => v.start < end && v.end > start))
@@ -102,10 +120,14 @@ export class Mm {
     }
     this.vmas = next
     // Pages exist only inside VMAs: walk those parts, not the range (munmap of 2^46 bytes is one call).
+    // A freed frame goes back to the allocator: no CPU may keep writing it through a stale TLB entry
+    // (flush_tlb_range before the pages are freed, as zap_page_range's tlb_finish_mmu).
     for (const [from, to] of gone)
-      for (let a = from; a < to; a += PAGE) {
+      for (const a of this.presentPages(from, to)) {
         const f = this.space.unmap(a)
-        if (f >= 0) this.frames.put(f)
+        if (f < 0) continue
+        this.tlbShootdown?.(a)
+        this.frames.put(f)
       }
   }
 
@@ -125,7 +147,7 @@ export class Mm {
     // Only the pages of the VMAs in the range (the range may be 2^46 bytes).
     for (const v of this.vmas) {
       if (v.end <= start || v.start >= end) continue
-      for (let a = Math.max(v.start, start); a < Math.min(v.end, end); a += PAGE) {
+      for (const a of this.presentPages(Math.max(v.start, start), Math.min(v.end, end))) {
         const m = this.space.lookup(a)
         if (!m) continue
         const writable = (prot & PROT_WRITE) !== 0 && this.frames.refCount(m.frame) === 1

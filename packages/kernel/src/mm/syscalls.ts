@@ -2,14 +2,29 @@
 // (mm/), registered into the kernel's syscall table by syscalls.ts.
 
 import { TASK_SIZE } from '../abi.js'
-import { EINVAL, ENOMEM } from '../errno.js'
+import { EFAULT, EINVAL, ENOMEM } from '../errno.js'
 import { fileOf } from '../fs/files.js'
 import { RegularFile } from '../fs/vfs.js'
 import type { Kernel } from '../kernel.js'
 import type { SyscallDef } from '../syscalls.js'
 import { sysMadvise } from './madvise.js'
-import { PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageUp, type Vma, vmaFrom } from './mm.js'
-import { copyToUser } from './user-memory.js'
+import { type Mm, PAGE, PROT_EXEC, PROT_READ, PROT_WRITE, pageUp, type Vma, vmaFrom } from './mm.js'
+import { accessOk, copyToUser } from './user-memory.js'
+
+/** The bits arch_validate_prot accepts (READ, WRITE, EXEC, SEM); PROT_GROWSDOWN | PROT_GROWSUP. */
+const PROT_ALL = 0xf
+const PROT_GROWS = 0x03000000
+
+/** How far from start the VMAs cover [start, end) without a hole: start itself when none holds it. */
+function contiguousEnd(mm: Mm, start: number, end: number): number {
+  let at = start
+  for (const v of mm.vmas) {
+    if (v.end <= at) continue
+    if (v.start > at || at >= end) break
+    at = v.end
+  }
+  return Math.min(at, end)
+}
 
 const MAP_SHARED = 1
 const MAP_FIXED = 0x10
@@ -93,39 +108,77 @@ export function registerMmSyscalls(def: SyscallDef): void {
     ctx.kernel.notifyMmap(ctx.task, vma)
     return start
   })
+  // do_vmi_munmap: page-aligned, below TASK_SIZE, a length that fits and is not 0 after rounding.
   def(11, 'munmap', ({ task }, addr, len) => {
-    if (addr % PAGE !== 0) return -EINVAL
+    if (addr % PAGE !== 0 || addr < 0 || addr > TASK_SIZE || len < 0 || len > TASK_SIZE - addr) return -EINVAL
+    if (len === 0) return -EINVAL
     task.mm.unmapRange(addr, addr + pageUp(len))
     return 0
   })
-  def(10, 'mprotect', ({ task, cpu }, addr, len, prot) => {
+  /**
+   * do_mprotect_pkey: GROWSDOWN and GROWSUP together, an unaligned start
+   * EINVAL; a length of 0 does nothing; a range that wraps ENOMEM; bits
+   * other than PROT_READ/WRITE/EXEC/SEM EINVAL. Then the VMAs from start on
+   * change until the first hole, which is ENOMEM (none before it: nothing changes).
+   */
+  def(10, 'mprotect', ({ task, cpu }, addr, len, protArg) => {
+    // prot is an unsigned long: its low 32 bits are exact here, anything above them is an unknown bit.
+    const low = protArg >>> 0
+    if (((low >>> 24) & 3) === 3) return -EINVAL
     if (addr % PAGE !== 0) return -EINVAL
-    task.mm.protect(addr, addr + pageUp(len), prot)
-    cpu.flushTlb()
-    return 0
+    if (len === 0) return 0
+    const end = addr + pageUp(len)
+    if (len < 0 || end <= addr || end > 2 ** 64) return -ENOMEM
+    if (protArg < 0 || protArg >= 2 ** 32 || (low & ~(PROT_ALL | PROT_GROWS)) !== 0) return -EINVAL
+    const prot = low & PROT_ALL
+    const reach = contiguousEnd(task.mm, addr, end)
+    if (reach > addr) {
+      task.mm.protect(addr, reach, prot)
+      cpu.flushTlb()
+    }
+    return reach < end ? -ENOMEM : 0
   })
   def(28, 'madvise', sysMadvise)
-  // mincore: one byte per page of [addr, addr+len), 1 where the page is in memory; ENOMEM past the VMAs.
+  /**
+   * mincore: page-aligned start (EINVAL), the range in user space (ENOMEM),
+   * room for its bytes (EFAULT); then one byte per page, 1 where the page
+   * is in memory, written a VMA at a time: the first page no VMA holds is ENOMEM.
+   */
   def(27, 'mincore', ({ task }, addr, len, vec) => {
     if (addr % PAGE !== 0) return -EINVAL
+    if (!accessOk(addr, len)) return -ENOMEM
+    let pages = Math.ceil(len / PAGE)
+    if (!accessOk(vec, pages)) return -EFAULT
     const mm = task.mm
-    const pages = pageUp(len) / PAGE
-    const out = new Uint8Array(pages)
-    for (let i = 0; i < pages; i++) {
-      const va = addr + i * PAGE
-      if (!mm.findVma(va)) return -ENOMEM
-      out[i] = mm.space.lookup(va) ? 1 : 0
+    let va = addr
+    while (pages > 0) {
+      const vma = mm.findVma(va)
+      if (!vma) return -ENOMEM
+      const n = Math.min(pages, (vma.end - va) / PAGE, PAGE)
+      const out = new Uint8Array(n)
+      for (let i = 0; i < n; i++) out[i] = mm.space.lookup(va + i * PAGE) ? 1 : 0
+      copyToUser(mm, vec, out)
+      pages -= n
+      vec += n
+      va += n * PAGE
     }
-    copyToUser(mm, vec, out)
     return 0
   })
   def(25, 'mremap', ({ kernel, task, cpu }, oldAddr, oldSize, newSize, flags, newAddr) => {
     const MAYMOVE = 1
     const FIXED = 2
+    const DONTUNMAP = 4
     const mm = task.mm
-    if (oldAddr % PAGE !== 0 || newSize === 0) return -EINVAL
+    // check_mremap_params: known flags (an unsigned long), an aligned start, a new length that is
+    // not 0 and fits; with a new address, aligned, MREMAP_MAYMOVE, and no resizing under DONTUNMAP.
+    if (flags < 0 || flags > (MAYMOVE | FIXED | DONTUNMAP) || oldAddr % PAGE !== 0) return -EINVAL
     const oldLen = pageUp(oldSize)
     const newLen = pageUp(newSize)
+    if (newSize <= 0 || newLen > TASK_SIZE) return -EINVAL
+    if ((flags & (FIXED | DONTUNMAP)) !== 0) {
+      if (newAddr % PAGE !== 0 || (flags & MAYMOVE) === 0) return -EINVAL
+      if ((flags & DONTUNMAP) !== 0 && oldLen !== newLen) return -EINVAL
+    }
     const vma = mm.findVma(oldAddr)
     if (!vma || oldAddr + oldLen > vma.end) return -14 // EFAULT
     if (
@@ -152,11 +205,11 @@ export function registerMmSyscalls(def: SyscallDef): void {
     const dest = (flags & FIXED) !== 0 ? newAddr : mm.findFree(newLen)
     mm.unmapRange(dest, dest + newLen)
     mm.addVma({ ...vmaFrom(vma, oldAddr), start: dest, end: dest + newLen })
-    for (let off = 0; off < Math.min(oldLen, newLen); off += PAGE) {
-      const m = mm.space.lookup(oldAddr + off)
+    for (const from of mm.presentPages(oldAddr, oldAddr + Math.min(oldLen, newLen))) {
+      const m = mm.space.lookup(from)
       if (!m) continue
-      mm.space.unmap(oldAddr + off)
-      mm.space.map(dest + off, m.frame, m.flags)
+      mm.space.unmap(from)
+      mm.space.map(dest + (from - oldAddr), m.frame, m.flags)
     }
     mm.unmapRange(oldAddr, oldAddr + oldLen)
     cpu.flushTlb()

@@ -24,6 +24,34 @@ function frameFor(mm: Mm, addr: number, write: boolean): number {
   return m.frame
 }
 
+/**
+ * access_ok: [addr, addr + size) lies below TASK_SIZE_MAX. Only the range is checked (a call checks
+ * it before its work, as Linux does); whether pages are there is the copy's matter.
+ */
+export function accessOk(addr: number, size: number): boolean {
+  return size >= 0 && size <= TASK_SIZE && addr >= 0 && addr <= TASK_SIZE - size
+}
+
+/**
+ * copy_from_user that stops at the first page it cannot read: the bytes before it (a write from a
+ * buffer running into a hole writes what it could copy, generic_perform_write's short write).
+ */
+export function copyFromUserPartial(mm: Mm, addr: number, len: number): Uint8Array {
+  let ok = 0
+  while (ok < len) {
+    const a = addr + ok
+    const n = Math.min(PAGE - (a - pageDown(a)), len - ok)
+    try {
+      frameFor(mm, a, false)
+    } catch (e) {
+      if (e instanceof BadAddress) break
+      throw e
+    }
+    ok += n
+  }
+  return copyFromUser(mm, addr, ok)
+}
+
 export function copyFromUser(mm: Mm, addr: number, len: number): Uint8Array {
   const out = new Uint8Array(len)
   for (let k = 0; k < len; ) {

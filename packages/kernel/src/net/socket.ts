@@ -40,8 +40,12 @@ export class UnixSocket implements Inode {
   }
 }
 
+/** sizeof(struct sockaddr_storage), sizeof(struct sockaddr_un). */
+const SOCKADDR_STORAGE_SIZE = 128
+const SOCKADDR_UN_SIZE = 110
+
 function socketOf(ctx: SyscallContext, fd: number): UnixSocket | number {
-  const f = ctx.task.files.get(fd)
+  const f = ctx.task.files.get(fd | 0)
   if (!f) return -EBADF
   return f.inode instanceof UnixSocket ? f.inode : -ENOTSOCK
 }
@@ -56,14 +60,22 @@ export function sysSocket(ctx: SyscallContext, family: number, typeArg: number, 
   return ctx.task.files.install(f, (typeArg & O_CLOEXEC) !== 0)
 }
 
-export function sysConnect(ctx: SyscallContext, fd: number, addr: number, len: number): number {
-  const sock = socketOf(ctx, fd)
-  if (typeof sock === 'number') return sock
-  if (len < 2 || len > 110) return -EINVAL
+/**
+ * __sys_connect: the descriptor (EBADF), the address copied in
+ * (move_addr_to_kernel: a length past sockaddr_storage is EINVAL, then
+ * EFAULT), then a socket (ENOTSOCK), then unix_validate_addr.
+ */
+export function sysConnect(ctx: SyscallContext, fd: number, addr: number, addrlen: number): number {
+  const f = ctx.task.files.get(fd | 0)
+  if (!f) return -EBADF
+  const len = addrlen | 0
+  if (len < 0 || len > SOCKADDR_STORAGE_SIZE) return -EINVAL
   const sa = copyFromUser(ctx.task.mm, addr, len)
+  if (!(f.inode instanceof UnixSocket)) return -ENOTSOCK
+  if (len <= 2 || len > SOCKADDR_UN_SIZE) return -EINVAL
   if ((sa[0] | (sa[1] << 8)) !== AF_UNIX) return -EINVAL
   // The abstract namespace (a leading NUL) has no listener either.
-  if (len === 2 || sa[2] === 0) return -ECONNREFUSED
+  if (sa[2] === 0) return -ECONNREFUSED
   const end = sa.indexOf(0, 2)
   const path = utf8Decode(sa.subarray(2, end < 0 ? len : end))
   const dir = path.startsWith('/') ? ctx.kernel.vfs.root : ctx.task.cwd

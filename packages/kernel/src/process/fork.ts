@@ -59,6 +59,9 @@ export function forkTask(
   child.pgid = parent.pgid
   child.sid = parent.sid
   child.rlimits = thread ? parent.rlimits : parent.rlimits.map((r) => ({ ...r }))
+  // exit_signal: a thread has none (-1); a process the CSIGNAL byte of its clone flags (wait's __WCLONE).
+  child.cloneExitSignal = thread ? -1 : flags & 0xff
+  child.noNewPrivs = parent.noNewPrivs
   child.state = 'new'
   try {
     kernel.attachGuestTask(child)

@@ -18,6 +18,7 @@ export interface Rlimit {
 export type Rlimits = Rlimit[]
 
 export const RLIM_INFINITY = (1n << 64n) - 1n
+export const RLIMIT_FSIZE = 1
 export const RLIMIT_STACK = 3
 export const RLIMIT_NPROC = 6
 export const RLIMIT_NOFILE = 7
@@ -57,29 +58,31 @@ function rlimitBytes(r: Rlimit): Uint8Array {
   return b
 }
 
-/** do_prlimit: read the old limit, then set the new one (the caller is root: raising the hard limit is allowed). */
-function doPrlimit(
-  ctx: SyscallContext,
-  target: Task,
-  resource: number,
-  newAddr: number,
-  oldAddr: number,
-): number {
-  if (resource < 0 || resource >= RLIM_NLIMITS) return -EINVAL
-  let next: Rlimit | null = null
-  if (newAddr) {
-    const v = new DataView(copyFromUser(ctx.task.mm, newAddr, 16).buffer)
-    next = { cur: v.getBigUint64(0, true), max: v.getBigUint64(8, true) }
+/** struct rlimit from user memory. */
+function readRlimit(ctx: SyscallContext, addr: number): Rlimit {
+  const v = new DataView(copyFromUser(ctx.task.mm, addr, 16).buffer)
+  return { cur: v.getBigUint64(0, true), max: v.getBigUint64(8, true) }
+}
+
+/**
+ * do_prlimit: resource is an unsigned int; the new limit (already copied in)
+ * must have cur <= max, and RLIMIT_NOFILE no more than the descriptor table
+ * (fs.nr_open). The caller is root: raising the hard limit is allowed.
+ * Returns the old limit, or -errno.
+ */
+function doPrlimit(target: Task, resource: number, next: Rlimit | null): Rlimit | number {
+  resource >>>= 0
+  if (resource >= RLIM_NLIMITS) return -EINVAL
+  if (next) {
     if (next.cur > next.max) return -EINVAL
-    // The descriptor table cannot grow past its size (like fs.nr_open).
     if (resource === RLIMIT_NOFILE && next.max > BigInt(FdTable.MAX)) return -EPERM
   }
-  if (oldAddr) copyToUser(ctx.task.mm, oldAddr, rlimitBytes(target.rlimits[resource]))
+  const old = target.rlimits[resource]
   if (next) {
     target.rlimits[resource] = next
     if (resource === RLIMIT_STACK) target.mm.stackLimit = rlimitStackBytes(target.rlimits)
   }
-  return 0
+  return old
 }
 
 /** RLIMIT_STACK's soft limit in bytes, as the stack's growth checks it (the mm keeps a copy). */
@@ -88,14 +91,21 @@ export function rlimitStackBytes(rlimits: Rlimits): number {
   return cur === RLIM_INFINITY ? Number.POSITIVE_INFINITY : Number(cur)
 }
 
+/** getrlimit: the limit, then the copy out (EFAULT). */
 export function sysGetrlimit(ctx: SyscallContext, resource: number, rlim: number): number {
-  return doPrlimit(ctx, ctx.task, resource, 0, rlim)
+  const old = doPrlimit(ctx.task, resource, null)
+  if (typeof old === 'number') return old
+  copyToUser(ctx.task.mm, rlim, rlimitBytes(old))
+  return 0
 }
 
+/** setrlimit: the new limit is copied in (EFAULT) before the resource is looked at. */
 export function sysSetrlimit(ctx: SyscallContext, resource: number, rlim: number): number {
-  return doPrlimit(ctx, ctx.task, resource, rlim, 0)
+  const r = doPrlimit(ctx.task, resource, readRlimit(ctx, rlim))
+  return typeof r === 'number' ? r : 0
 }
 
+/** prlimit64: the new limit copied in (EFAULT), the pid (an int: ESRCH), do_prlimit, the old one out. */
 export function sysPrlimit64(
   ctx: SyscallContext,
   pid: number,
@@ -103,7 +113,12 @@ export function sysPrlimit64(
   newRlim: number,
   oldRlim: number,
 ): number {
+  const next = newRlim ? readRlimit(ctx, newRlim) : null
+  pid |= 0
   const target = pid === 0 ? ctx.task : ctx.kernel.tasks.get(pid)
   if (!target || target.state === 'zombie') return -ESRCH
-  return doPrlimit(ctx, target, resource, newRlim, oldRlim)
+  const old = doPrlimit(target, resource, next)
+  if (typeof old === 'number') return old
+  if (oldRlim) copyToUser(ctx.task.mm, oldRlim, rlimitBytes(old))
+  return 0
 }

@@ -26,6 +26,7 @@ export function sysSetRobustList({ task }: SyscallContext, head: number, len: nu
 
 /** get_robust_list(pid, head_ptr, len_ptr). */
 export function sysGetRobustList(ctx: SyscallContext, pid: number, headPtr: number, lenPtr: number): number {
+  pid |= 0 // pid_t
   const t = pid === 0 ? ctx.task : ctx.kernel.tasks.get(pid)
   if (!t || t.state === 'zombie') return -ESRCH
   writeUserU64(ctx.task.mm, lenPtr, ROBUST_LIST_HEAD_SIZE)

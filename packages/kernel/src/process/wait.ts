@@ -1,7 +1,8 @@
 // wait4 and waitid (kernel/exit.c's do_wait): a child's exit, stop or
 // continue, reported once; a zombie collected is reaped.
 
-import { ECHILD } from '../errno.js'
+import { EBADF, ECHILD, EINVAL, ESRCH } from '../errno.js'
+import type { WouldBlock } from '../fs/files.js'
 import { copyToUser, writeUserU32 } from '../mm/user-memory.js'
 import type { Task } from '../sched/task.js'
 import type { SyscallContext, SyscallResult } from '../syscalls.js'
@@ -10,7 +11,16 @@ const WNOHANG = 1
 const WUNTRACED = 2
 const WEXITED = 4
 const WCONTINUED = 8
+const WSTOPPED = WUNTRACED
 const WNOWAIT = 0x1000000
+const __WNOTHREAD = 0x20000000
+const __WALL = 0x40000000
+const __WCLONE = 0x80000000 | 0
+const SIGCHLD = 17
+const P_ALL = 0
+const P_PID = 1
+const P_PGID = 2
+const P_PIDFD = 3
 
 interface ChildEvent {
   child: Task
@@ -31,7 +41,12 @@ function findChildEvent(
   for (const list of leader === task ? [leader.children] : [leader.children, task.children])
     for (const c of list) {
       if (!c.isThreadGroupLeader) continue
-      if (!(pid === -1 || pid === 0 || c.pid === pid || (pid < -1 && c.tgid === -pid))) continue
+      // eligible_child: without __WALL, __WCLONE picks the children whose exit signal is not SIGCHLD.
+      if ((options & __WALL) === 0 && (c.cloneExitSignal !== SIGCHLD) !== ((options & __WCLONE) !== 0))
+        continue
+      // pid > 0: that child; -1: any; 0: one in the caller's process group; < -1: one in group -pid.
+      const pgid = pid === 0 ? task.pgid : -pid
+      if (!(pid === -1 || c.pid === pid || (pid <= 0 && c.pgid === pgid))) continue
       any = true
       if (exited && c.state === 'zombie') return { child: c, kind: 'exited' }
       if ((options & WUNTRACED) !== 0 && c.state === 'stopped' && !c.stopReported)
@@ -41,9 +56,12 @@ function findChildEvent(
   return any ? null : -ECHILD
 }
 
-/** wait4(pid, wstatus, options, rusage). */
+/** wait4(pid, wstatus, options, rusage): options are checked (EINVAL), then INT_MIN (ESRCH). */
 export function wait4(ctx: SyscallContext, pid: number, wstatus: number, options: number): SyscallResult {
   const { kernel, task } = ctx
+  options |= 0
+  if ((options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WNOTHREAD | __WCLONE | __WALL)) !== 0) return -EINVAL
+  if (pid === -0x8000_0000) return -ESRCH
   const ev = findChildEvent(ctx, pid, options, true)
   if (typeof ev === 'number') return ev
   if (ev === null) {
@@ -64,7 +82,14 @@ export function wait4(ctx: SyscallContext, pid: number, wstatus: number, options
   return z.pid
 }
 
-/** waitid(idtype, id, infop, options): the same events, reported as a siginfo. */
+/**
+ * waitid(idtype, id, infop, options): the same events, reported as a
+ * siginfo. kernel_waitid checks the options (EINVAL: an unknown bit, or none
+ * of WEXITED, WSTOPPED, WCONTINUED), then the idtype and id; and whatever
+ * it answers, infop (when given) is written: its si_signo, si_code, pid and
+ * status, zeros when no child was reported, so a bad infop is EFAULT even
+ * after an error.
+ */
 export function waitid(
   ctx: SyscallContext,
   idtype: number,
@@ -72,44 +97,61 @@ export function waitid(
   infop: number,
   options: number,
 ): SyscallResult {
-  const pid = idtype === 0 ? -1 : idtype === 1 ? id : idtype === 2 ? -id : Number.NaN
-  if (Number.isNaN(pid) || (options & (WEXITED | WUNTRACED | WCONTINUED)) === 0) return -22
-  const ev = findChildEvent(ctx, pid, options, (options & WEXITED) !== 0)
+  const r = kernelWaitid(ctx, idtype | 0, id | 0, options | 0)
+  if (typeof r !== 'number' && 'wouldBlock' in r) return r
+  // si_signo, si_errno, si_code, then the pid, uid and status of the union: 28 bytes are written.
+  const info = new Uint8Array(28)
+  if (typeof r !== 'number') {
+    const v = new DataView(info.buffer)
+    v.setInt32(0, SIGCHLD, true)
+    v.setInt32(8, r.code, true)
+    v.setInt32(16, r.pid, true)
+    v.setInt32(24, r.status, true)
+  }
+  if (infop) copyToUser(ctx.task.mm, infop, info)
+  return typeof r === 'number' ? r : 0
+}
+
+interface WaitidEvent {
+  code: number
+  pid: number
+  status: number
+}
+
+function kernelWaitid(
+  ctx: SyscallContext,
+  idtype: number,
+  id: number,
+  options: number,
+): number | WaitidEvent | WouldBlock {
+  const known = WNOHANG | WNOWAIT | WEXITED | WSTOPPED | WCONTINUED | __WNOTHREAD | __WCLONE | __WALL
+  if ((options & ~known) !== 0 || (options & (WEXITED | WSTOPPED | WCONTINUED)) === 0) return -EINVAL
+  let pid: number
+  if (idtype === P_ALL) pid = -1
+  else if (idtype === P_PID) {
+    if (id <= 0) return -EINVAL
+    pid = id
+  } else if (idtype === P_PGID) {
+    if (id < 0) return -EINVAL
+    pid = id === 0 ? -ctx.task.pgid : -id
+  } else if (idtype === P_PIDFD)
+    return id < 0 ? -EINVAL : -EBADF // no pidfds here
+  else return -EINVAL
+  const exited = (options & WEXITED) !== 0
+  const ev = findChildEvent(ctx, pid, options, exited)
   if (typeof ev === 'number') return ev
   if (ev === null) {
-    if ((options & WNOHANG) !== 0) {
-      if (infop) copyToUserZero(ctx, infop)
-      return 0
-    }
-    return {
-      wouldBlock: true,
-      ready: () => findChildEvent(ctx, pid, options, (options & WEXITED) !== 0) !== null,
-    }
+    if ((options & WNOHANG) !== 0) return 0
+    return { wouldBlock: true, ready: () => findChildEvent(ctx, pid, options, exited) !== null }
   }
   const c = ev.child
-  const info = new Uint8Array(128)
-  const v = new DataView(info.buffer)
-  v.setInt32(0, 17, true) // SIGCHLD
   const code = ev.kind === 'stopped' ? 5 : ev.kind === 'continued' ? 6 : c.exitSignal ? 2 : 1
-  v.setInt32(8, code, true)
-  v.setInt32(16, c.pid, true)
-  v.setInt32(
-    24,
-    ev.kind === 'stopped' ? c.stopSignal : ev.kind === 'continued' ? 18 : c.exitSignal || c.exitCode,
-    true,
-  )
-  if (infop) copyToUserBytes(ctx, infop, info)
+  const status =
+    ev.kind === 'stopped' ? c.stopSignal : ev.kind === 'continued' ? 18 : c.exitSignal || c.exitCode
   if ((options & WNOWAIT) === 0) {
     if (ev.kind === 'exited') ctx.kernel.exit.reap(c)
     else if (ev.kind === 'stopped') c.stopReported = true
     else c.continueReported = true
   }
-  return 0
-}
-
-function copyToUserZero(ctx: SyscallContext, addr: number): void {
-  copyToUserBytes(ctx, addr, new Uint8Array(128))
-}
-function copyToUserBytes(ctx: SyscallContext, addr: number, b: Uint8Array): void {
-  copyToUser(ctx.task.mm, addr, b)
+  return { code, pid: c.pid, status }
 }

@@ -12,7 +12,9 @@ const CPUMASK_SIZE = 8
 
 export function sysSchedGetaffinity(ctx: SyscallContext, pid: number, len: number, mask: number): number {
   const cpus = ctx.kernel.machine.cpus.length
+  len >>>= 0 // an unsigned int
   if (len * 8 < cpus || len % 8 !== 0) return -EINVAL
+  pid |= 0 // pid_t
   const t = pid === 0 ? ctx.task : ctx.kernel.tasks.get(pid)
   if (!t || t.state === 'zombie') return -ESRCH
   const out = new Uint8Array(Math.min(len, CPUMASK_SIZE))

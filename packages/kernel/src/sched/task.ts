@@ -24,6 +24,10 @@ export interface SleepCondition {
   cancel?: () => void
 }
 
+/**
+ * A task (task_struct): a thread of a process, with its kernel stack and
+ * pt_regs in guest memory; the host keeps the rest of task_struct here.
+ */
 export class Task {
   /** Its pt_regs: the top of its kernel stack (a view into guest memory once the stack exists). */
   regs: Uint8Array = new Uint8Array(PT_REGS_SIZE)
@@ -83,8 +87,8 @@ export class Task {
   blocked = 0n
   /** Pending signals with their info, in arrival order per signal. */
   readonly pending = new Map<number, SigInfo>()
-  /** sigaltstack: the alternate signal stack (size 0: none). */
-  altStack = { sp: 0, size: 0 }
+  /** sigaltstack: sas_ss_sp, sas_ss_size, sas_ss_flags (SS_AUTODISARM, and the mode as given). */
+  altStack = { sp: 0, size: 0, flags: 0 }
   /** The signal that stopped it (job control), and whether wait has reported the stop / the continue. */
   stopSignal = 0
   stopReported = true
@@ -97,6 +101,12 @@ export class Task {
   rseq: RseqRegistration | null = null
   /** prctl PR_SET_PDEATHSIG: sent to this task when its parent exits (0: none; not inherited by fork). */
   pdeathSignal = 0
+  /** prctl flags: SECURE_KEEP_CAPS (PR_SET_KEEPCAPS), signal->is_child_subreaper, no_new_privs. */
+  keepCaps = false
+  /** Linux's exit_signal: the signal the clone flags asked for at its death (-1 for a thread). */
+  cloneExitSignal = 17
+  isChildSubreaper = false
+  noNewPrivs = false
   /** Per-syscall state kept across a restart (a sleep's deadline, a futex wake-up). */
   restart: { nr: number; deadline?: number; woken?: boolean } | null = null
 

@@ -1,7 +1,7 @@
 // The host's system calls for signal actions, masks, sigsuspend, sigreturn, sigaltstack, kill (kernel/signal.c):
 // registered into the kernel's syscall table by syscalls.ts.
 
-import { EINVAL, EPERM, ERESTARTNOHAND, ESRCH } from '../errno.js'
+import { EINVAL, ENOMEM, EPERM, ERESTARTNOHAND, ESRCH } from '../errno.js'
 import { copyFromUser, copyToUser } from '../mm/user-memory.js'
 import type { Task } from '../sched/task.js'
 import type { SyscallContext, SyscallDef } from '../syscalls.js'
@@ -20,29 +20,31 @@ function sendSignal(ctx: SyscallContext, target: Task, sig: number, code = 0): n
 }
 
 export function registerSignalSyscalls(def: SyscallDef): void {
-  def(13, 'rt_sigaction', ({ task }, sig, act, oldact, sigsetsize) => {
-    if (sig < 1 || sig > NSIG || sigsetsize !== 8) return -EINVAL
+  // rt_sigaction: the set's size, the new action copied in (EFAULT), then do_sigaction's signal check
+  // (an int; SIGKILL and SIGSTOP keep theirs), the change, and the old action out (EFAULT).
+  def(13, 'rt_sigaction', ({ task }, sigArg, act, oldact, sigsetsize) => {
+    if (sigsetsize !== 8) return -EINVAL
+    const next = act ? new DataView(copyFromUser(task.mm, act, 32).buffer) : null
+    const sig = sigArg | 0
+    if (sig < 1 || sig > NSIG || (next && (sig === SIGKILL || sig === SIGSTOP))) return -EINVAL
     const a = task.sighand.actions[sig]
-    if (oldact) {
-      const b = new Uint8Array(32)
-      const v = new DataView(b.buffer)
-      v.setBigUint64(0, BigInt.asUintN(64, BigInt(a.handler)), true)
-      v.setBigUint64(8, BigInt(a.flags >>> 0), true)
-      v.setBigUint64(16, BigInt.asUintN(64, BigInt(a.restorer)), true)
-      v.setBigUint64(24, a.mask, true)
-      copyToUser(task.mm, oldact, b)
+    const old = new Uint8Array(32)
+    const ov = new DataView(old.buffer)
+    ov.setBigUint64(0, BigInt.asUintN(64, BigInt(a.handler)), true)
+    ov.setBigUint64(8, BigInt(a.flags >>> 0), true)
+    ov.setBigUint64(16, BigInt.asUintN(64, BigInt(a.restorer)), true)
+    ov.setBigUint64(24, a.mask, true)
+    if (next) {
+      a.handler = Number(BigInt.asIntN(64, next.getBigUint64(0, true)))
+      a.flags = Number(next.getBigUint64(8, true) & 0xffffffffn)
+      a.restorer = Number(BigInt.asIntN(64, next.getBigUint64(16, true)))
+      a.mask = sanitizeMask(next.getBigUint64(24, true))
     }
-    if (act) {
-      if (sig === SIGKILL || sig === SIGSTOP) return -EINVAL
-      const v = new DataView(copyFromUser(task.mm, act, 32).buffer)
-      a.handler = Number(BigInt.asIntN(64, v.getBigUint64(0, true)))
-      a.flags = Number(v.getBigUint64(8, true) & 0xffffffffn)
-      a.restorer = Number(BigInt.asIntN(64, v.getBigUint64(16, true)))
-      a.mask = sanitizeMask(v.getBigUint64(24, true))
-    }
+    if (oldact) copyToUser(task.mm, oldact, old)
     return 0
   })
-  def(14, 'rt_sigprocmask', ({ task }, how, set, oldset, sigsetsize) => {
+  def(14, 'rt_sigprocmask', ({ task }, howArg, set, oldset, sigsetsize) => {
+    const how = howArg | 0 // an int
     if (sigsetsize !== 8) return -EINVAL
     const old = task.blocked
     if (set) {
@@ -59,12 +61,14 @@ export function registerSignalSyscalls(def: SyscallDef): void {
     }
     return 0
   })
-  def(127, 'rt_sigpending', ({ task }, set) => {
+  // rt_sigpending: a size past sigset_t is EINVAL; a smaller one gets that many bytes of the set.
+  def(127, 'rt_sigpending', ({ task }, set, sigsetsize) => {
+    if (sigsetsize < 0 || sigsetsize > 8) return -EINVAL
     let m = 0n
     for (const sig of task.pending.keys()) m |= bit(sig)
     const b = new Uint8Array(8)
     new DataView(b.buffer).setBigUint64(0, m & task.blocked, true)
-    copyToUser(task.mm, set, b)
+    copyToUser(task.mm, set, b.subarray(0, sigsetsize))
     return 0
   })
   def(130, 'rt_sigsuspend', ({ task }, mask, size) => {
@@ -90,32 +94,41 @@ export function registerSignalSyscalls(def: SyscallDef): void {
     task.blocked = sanitizeMask(mask)
     return frame.get('ax')
   })
+  /**
+   * sigaltstack (do_sigaltstack): the new stack is copied in first (EFAULT);
+   * changing it while on it is EPERM, a mode other than 0, SS_ONSTACK or
+   * SS_DISABLE (with SS_AUTODISARM) EINVAL, a request for what is there
+   * already succeeds, a stack below MINSIGSTKSZ is ENOMEM. The old one is
+   * written out only when all went well.
+   */
   def(131, 'sigaltstack', ({ task, frame }, ss, oldss) => {
     const SS_ONSTACK = 1
     const SS_DISABLE = 2
+    const SS_AUTODISARM = 0x80000000
+    const MINSIGSTKSZ = 2048
     const sp = frame.get('sp')
     const alt = task.altStack
     const onAlt = alt.size > 0 && sp > alt.sp && sp <= alt.sp + alt.size
-    if (oldss) {
-      const b = new Uint8Array(24)
-      const v = new DataView(b.buffer)
-      v.setBigUint64(0, BigInt.asUintN(64, BigInt(alt.sp)), true)
-      v.setInt32(8, alt.size === 0 ? SS_DISABLE : onAlt ? SS_ONSTACK : 0, true)
-      v.setBigUint64(16, BigInt(alt.size), true)
-      copyToUser(task.mm, oldss, b)
-    }
+    const old = new Uint8Array(24)
+    const ov = new DataView(old.buffer)
+    ov.setBigUint64(0, BigInt.asUintN(64, BigInt(alt.sp)), true)
+    ov.setInt32(8, (alt.size === 0 ? SS_DISABLE : onAlt ? SS_ONSTACK : 0) | (alt.flags & SS_AUTODISARM), true)
+    ov.setBigUint64(16, BigInt(alt.size), true)
     if (ss) {
-      if (onAlt) return -EPERM
       const v = new DataView(copyFromUser(task.mm, ss, 24).buffer)
-      const flags = v.getInt32(8, true)
-      if ((flags & ~(SS_DISABLE | 0x80000000)) !== 0) return -EINVAL
-      if ((flags & SS_DISABLE) !== 0) task.altStack = { sp: 0, size: 0 }
-      else {
-        const size = Number(v.getBigUint64(16, true))
-        if (size < 2048) return -12 // ENOMEM: below MINSIGSTKSZ
-        task.altStack = { sp: Number(BigInt.asIntN(64, v.getBigUint64(0, true))), size }
+      const ssSp = Number(BigInt.asIntN(64, v.getBigUint64(0, true)))
+      const flags = v.getUint32(8, true)
+      const ssSize = Number(v.getBigUint64(16, true))
+      if (onAlt) return -EPERM
+      const mode = flags & ~SS_AUTODISARM
+      if (mode !== SS_DISABLE && mode !== SS_ONSTACK && mode !== 0) return -EINVAL
+      if (!(alt.sp === ssSp && alt.size === ssSize && alt.flags === flags)) {
+        if (mode === SS_DISABLE) task.altStack = { sp: 0, size: 0, flags }
+        else if (ssSize < MINSIGSTKSZ) return -ENOMEM
+        else task.altStack = { sp: ssSp, size: ssSize, flags }
       }
     }
+    if (oldss) copyToUser(task.mm, oldss, old)
     return 0
   })
 

@@ -1,9 +1,9 @@
 // The host's system calls for clocks, file times, randomness and sleeping (kernel/time/),
 // registered into the kernel's syscall table by syscalls.ts.
 
-import { EINVAL, ERESTARTNOHAND } from '../errno.js'
+import { EFAULT, EINVAL, ERESTARTNOHAND } from '../errno.js'
 import { fileOf } from '../fs/files.js'
-import { lookupAt, pathArg } from '../fs/namei.js'
+import { AT_FDCWD, emptyPathAt, lookupAt, pathArg } from '../fs/namei.js'
 import type { Inode } from '../fs/vfs.js'
 import { copyToUser, readUserU64, writeUserU64 } from '../mm/user-memory.js'
 import type { SyscallContext, SyscallDef, SyscallResult } from '../syscalls.js'
@@ -11,6 +11,8 @@ import { CLOCK_EPOCH_SECONDS, nowNs } from './clock.js'
 
 const UTIME_NOW = (1 << 30) - 1
 const UTIME_OMIT = (1 << 30) - 2
+const AT_SYMLINK_NOFOLLOW = 0x100
+const AT_EMPTY_PATH = 0x1000
 /** Sleep until the virtual clock passes a deadline kept across restarts. */
 function sleepUntil(ctx: SyscallContext, nr: number, ns: number): SyscallResult {
   const { kernel, task } = ctx
@@ -55,30 +57,39 @@ export function registerTimeSyscalls(def: SyscallDef): void {
   /**
    * utimensat(dirfd, path, times, flags), and futimens (path NULL: dirfd
    * itself). Inodes keep one time, the modification time in whole seconds;
-   * times NULL or UTIME_NOW is the virtual clock's now.
+   * times NULL or UTIME_NOW is the virtual clock's now. As Linux: both
+   * timespecs are copied in first (EFAULT), both UTIME_OMIT is done; then
+   * futimens takes no flags (EINVAL) and a descriptor (EBADF), the path form
+   * AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH only (EINVAL) and a name; then an
+   * nsec out of range is EINVAL, a read-only mount EROFS.
    */
   def(280, 'utimensat', (ctx, dirfd, path, times, flags) => {
+    const mm = ctx.task.mm
+    let ts: { sec: number; nsec: number }[] | null = null
+    if (times) {
+      ts = [0, 16].map((o) => ({ sec: readUserU64(mm, times + o), nsec: readUserU64(mm, times + o + 8) }))
+      if (ts[0].nsec === UTIME_OMIT && ts[1].nsec === UTIME_OMIT) return 0
+    }
+    flags |= 0
     let node: Inode | number
-    if (path === 0) {
+    if (path === 0 && (dirfd | 0) !== AT_FDCWD) {
+      if (flags !== 0) return -EINVAL
       const f = fileOf(ctx.task, dirfd)
       node = typeof f === 'number' ? f : f.inode
     } else {
-      const p = pathArg(ctx, path)
+      if ((flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) !== 0) return -EINVAL
+      const p = path === 0 ? -EFAULT : pathArg(ctx, path, (flags & AT_EMPTY_PATH) !== 0)
       if (typeof p === 'number') return p
-      node = lookupAt(ctx, dirfd, p, (flags & 0x100) !== 0) // AT_SYMLINK_NOFOLLOW
+      node = p === '' ? emptyPathAt(ctx, dirfd) : lookupAt(ctx, dirfd, p, (flags & AT_SYMLINK_NOFOLLOW) !== 0)
     }
     if (typeof node === 'number') return node
-    let sec = CLOCK_EPOCH_SECONDS + Math.floor(nowNs(ctx) / 1e9)
-    if (times) {
-      const nsec = readUserU64(ctx.task.mm, times + 24)
-      if (nsec === UTIME_OMIT) return 0
-      if (nsec !== UTIME_NOW) {
-        if (nsec >= 1e9) return -EINVAL
-        sec = readUserU64(ctx.task.mm, times + 16)
-      }
-    }
+    const nsecValid = (n: number) => n === UTIME_OMIT || n === UTIME_NOW || (n >= 0 && n <= 999_999_999)
+    if (ts && !(nsecValid(ts[0].nsec) && nsecValid(ts[1].nsec))) return -EINVAL
     if (node.readOnly) return -30 // EROFS
-    node.mtime = sec
+    const mtime = ts?.[1]
+    if (mtime?.nsec === UTIME_OMIT) return 0
+    node.mtime =
+      mtime && mtime.nsec !== UTIME_NOW ? mtime.sec : CLOCK_EPOCH_SECONDS + Math.floor(nowNs(ctx) / 1e9)
     return 0
   })
 
@@ -88,14 +99,17 @@ export function registerTimeSyscalls(def: SyscallDef): void {
     if (tloc) writeUserU64(ctx.task.mm, tloc, sec)
     return sec
   })
-  def(96, 'gettimeofday', (ctx, tv) => {
-    if (!tv) return 0
-    const ns = nowNs(ctx)
-    const b = new Uint8Array(16)
-    const v = new DataView(b.buffer)
-    v.setBigInt64(0, BigInt(CLOCK_EPOCH_SECONDS + Math.floor(ns / 1e9)), true)
-    v.setBigInt64(8, BigInt(Math.floor((ns % 1e9) / 1000)), true)
-    copyToUser(ctx.task.mm, tv, b)
+  // gettimeofday(tv, tz): each pointer, when given, is written (tz: sys_tz, UTC, all zeros).
+  def(96, 'gettimeofday', (ctx, tv, tz) => {
+    if (tv) {
+      const ns = nowNs(ctx)
+      const b = new Uint8Array(16)
+      const v = new DataView(b.buffer)
+      v.setBigInt64(0, BigInt(CLOCK_EPOCH_SECONDS + Math.floor(ns / 1e9)), true)
+      v.setBigInt64(8, BigInt(Math.floor((ns % 1e9) / 1000)), true)
+      copyToUser(ctx.task.mm, tv, b)
+    }
+    if (tz) copyToUser(ctx.task.mm, tz, new Uint8Array(8))
     return 0
   })
 
