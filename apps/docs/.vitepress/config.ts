@@ -37,6 +37,10 @@ export default defineConfig({
         text: 'Guide',
         items: [
           { text: 'Getting started', link: '/guide/getting-started' },
+          { text: 'Kprobes, jprobes, kretprobes', link: '/guide/kprobes' },
+          { text: 'Jump optimization', link: '/guide/optprobes' },
+          { text: 'Uprobes', link: '/guide/uprobes' },
+          { text: 'Utrace and --strace', link: '/guide/utrace' },
           { text: 'Playground', link: '/playground' },
         ],
       },

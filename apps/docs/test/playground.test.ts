@@ -34,6 +34,10 @@ const probekit = join(repo, 'packages/cli/bin/probekit.js')
 const vitepress = join(docs, 'node_modules/vitepress/bin/vitepress.js')
 const execFileAsync = promisify(execFile)
 
+/** The CLI's environment: no colour, whatever the CI machine sets. */
+const plainEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' }
+delete plainEnv.FORCE_COLOR
+
 /** `probekit run` with these definitions: its trace lines (stderr) and exit status. */
 function cliRun(definitions: string[], program: string, args: string[] = []) {
   const r = spawnSync(
@@ -51,7 +55,7 @@ function cliRun(definitions: string[], program: string, args: string[] = []) {
       join(fixtures, 'bin', program),
       ...args,
     ],
-    { encoding: 'utf8', cwd: repo },
+    { encoding: 'utf8', cwd: repo, env: plainEnv },
   )
   return { stderr: r.stderr, status: r.status }
 }
@@ -72,7 +76,10 @@ async function run(page: Page) {
  */
 async function expectInt3Listing(page: Page, target: string, note: (insn: string) => string) {
   const shown = (await page.locator('.pg-listing').first().locator('.pg-line').allTextContents()).map(fields)
-  const disasm = spawnSync(process.execPath, [probekit, 'disasm', target], { encoding: 'utf8' })
+  const disasm = spawnSync(process.execPath, [probekit, 'disasm', target], {
+    encoding: 'utf8',
+    env: plainEnv,
+  })
   expect(disasm.status).toBe(0)
   const rows = disasm.stdout.split('\n').slice(1, -1).map(fields)
   expect(shown.length).toBe(rows.length)

@@ -195,7 +195,8 @@ describe(`the site built with base ${BASE}`, () => {
         await result.waitFor()
         await result.click()
         await page.waitForURL((url) => url.pathname === target)
-        await expect(page.locator('.vp-doc h1').first().textContent()).resolves.toContain('Kallsyms')
+        // The URL changes before the new page renders: wait for its heading (a slow machine shows the old one first).
+        await page.locator('.vp-doc h1', { hasText: 'Kallsyms' }).first().waitFor({ timeout: 60_000 })
         await expect(page.locator('.VPLocalSearchBox').count()).resolves.toBe(0)
       } finally {
         await context.close()

@@ -7,12 +7,19 @@ import { runCli } from './program.js'
 
 const SIGPIPE = 13
 
+// Colour on a terminal (or with FORCE_COLOR), never in a pipe or a file: picocolors alone also
+// colours whenever CI is set, which put escape codes into piped output on CI machines.
+const env = process.env
+const colors = pc.createColors(
+  !('NO_COLOR' in env) && ('FORCE_COLOR' in env || (process.stdout.isTTY === true && env.TERM !== 'dumb')),
+)
+
 const stdout = new HostOutput(1)
 const stderr = new HostOutput(2)
 let code = await runCli(process.argv.slice(2), {
   stdout,
   stderr,
-  colors: pc,
+  colors,
   stderrIsTty: process.stderr.isTTY === true,
 })
 // probekit's own output (help, decode, demo) could not be written. A reader
@@ -22,7 +29,7 @@ let code = await runCli(process.argv.slice(2), {
 if (stdout.error !== 0 && code === 0) {
   if (stdout.error === -EPIPE) code = 128 + SIGPIPE
   else {
-    stderr.write(`${pc.red('probekit:')} stdout: ${describeWriteError(stdout.error)}\n`)
+    stderr.write(`${colors.red('probekit:')} stdout: ${describeWriteError(stdout.error)}\n`)
     code = 1
   }
 }
