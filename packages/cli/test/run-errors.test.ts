@@ -144,6 +144,15 @@ describe('probekit run: arguments it refuses, each with one line and exit 2', ()
     )
     expect(existsSync(trace)).toBe(false)
   })
+
+  it('a --sysctl value the kernel refuses leaves no trace file behind', () => {
+    const trace = join(dir, 'never-sysctl.txt')
+    oneLineError(
+      run('-p', 'p:foo do_fork', '--sysctl', 'debug.kprobes_optimization=2', '--trace', trace, hello),
+      /--sysctl debug\.kprobes_optimization=2: invalid value/,
+    )
+    expect(existsSync(trace)).toBe(false)
+  })
 })
 
 describe.skipIf(!existsSync('/bin/busybox'))('probekit run: a runaway guest', () => {

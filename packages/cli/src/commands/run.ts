@@ -258,20 +258,21 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     // uprobe_register: the user probes go into every process that maps their files from now on (the
     // program's own text as spawn maps it, before its first instruction; libraries as ld.so maps them).
     if (uprobes.length > 0) armedUprobes = armUprobes(kernel, uprobes, emit, format, filters)
-    // Opened once every probe is in place or found: a probe that cannot be placed leaves no empty file.
-    if (options.trace) {
-      try {
-        traceFd = openSync(options.trace, 'w')
-      } catch (e) {
-        throw new CliError(`--trace ${options.trace}: cannot write it (${(e as NodeJS.ErrnoException).code})`)
-      }
-    }
   }
   applySysctls(
     kernel,
     sysctls,
     optprobes ? '' : '; debug.kprobes_optimization is there when the run has kernel probes (-p)',
   )
+  // Opened once every probe is in place and every setting taken: a probe that cannot be placed or a
+  // bad --sysctl leaves no empty file.
+  if (options.trace && probeDefs.length > 0) {
+    try {
+      traceFd = openSync(options.trace, 'w')
+    } catch (e) {
+      throw new CliError(`--trace ${options.trace}: cannot write it (${(e as NodeJS.ErrnoException).code})`)
+    }
+  }
   // strace's lines are probekit's own output too: a write that fails stops the run.
   let straceFd = 2
   let straceError = 0
