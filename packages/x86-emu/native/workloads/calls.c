@@ -19,16 +19,7 @@ static volatile u32 iterations = CALLS_ITERATIONS;
 __attribute__((noipa)) u64 bump(u64 x) { return x + 0x9e37; }
 
 int main(int argc, char **argv) {
-#ifndef PLATFORM_BARE
-  if (argc > 1) {
-    u32 n = 0;
-    for (const char *p = argv[1]; *p; p++) n = n * 10 + (u32)(*p - '0');
-    iterations = n;
-  }
-#else
-  (void)argc;
-  (void)argv;
-#endif
+  iterations = plat_iterations(argc, argv, iterations);
   u64 n = iterations;
   u64 acc = 1;
   for (u64 i = 0; i < n; i++) acc = bump(acc);

@@ -19,16 +19,7 @@ static u32 crc_table[256];
 static u64 buf[BUF_LEN / 8];
 
 int main(int argc, char **argv) {
-#ifndef PLATFORM_BARE
-  if (argc > 1) {
-    u32 n = 0;
-    for (const char *p = argv[1]; *p; p++) n = n * 10 + (u32)(*p - '0');
-    iterations = n;
-  }
-#else
-  (void)argc;
-  (void)argv;
-#endif
+  iterations = plat_iterations(argc, argv, iterations);
   for (u32 i = 0; i < 256; i++) {
     u32 c = i;
     for (int k = 0; k < 8; k++) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;

@@ -119,16 +119,7 @@ static double sum(const double *v, int n) {
 }
 
 int main(int argc, char **argv) {
-  u32 n = iterations;
-#ifndef PLATFORM_BARE
-  if (argc > 1) {
-    n = 0;
-    for (const char *p = argv[1]; *p >= '0' && *p <= '9'; p++) n = n * 10 + (u32)(*p - '0');
-  }
-#else
-  (void)argc;
-  (void)argv;
-#endif
+  u32 n = plat_iterations(argc, argv, iterations);
   rng_state = seed0;
   for (int i = 0; i < MN; i++)
     for (int j = 0; j < MN; j++) {

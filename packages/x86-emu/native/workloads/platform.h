@@ -102,6 +102,22 @@ __attribute__((noreturn)) static inline void plat_exit(int status) { _exit(statu
 
 #endif
 
+// The iteration count: argv[1] in decimal for the native build (the bench
+// runs it under qemu-user that way), else `built` (the bare build's volatile
+// global, which the bench patches).
+static inline u32 plat_iterations(int argc, char **argv, u32 built) {
+#ifndef PLATFORM_BARE
+  if (argc > 1) {
+    u32 n = 0;
+    for (const char *p = argv[1]; *p >= '0' && *p <= '9'; p++) n = n * 10 + (u32)(*p - '0');
+    return n;
+  }
+#endif
+  (void)argc;
+  (void)argv;
+  return built;
+}
+
 // ---- formatting (identical in both builds) --------------------------------
 
 static char plat_outbuf[4096];
