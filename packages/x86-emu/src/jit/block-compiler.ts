@@ -30,7 +30,13 @@ const BRANCHES = InstructionFlag.Call | InstructionFlag.Jump | InstructionFlag.C
 function isSelfLoop(insns: readonly Instruction[]): boolean {
   const last = insns[insns.length - 1]
   if (template(last) === null) return false
-  if ((last.flags & InstructionFlag.Ret) !== 0) return (last.flags & InstructionFlag.FarBranch) === 0
+  // Only a ret after a call in the block that returns to its start can come back there: any other
+  // ret-ending block would pay the loop's bookkeeping for nothing.
+  if ((last.flags & InstructionFlag.Ret) !== 0)
+    return (
+      (last.flags & InstructionFlag.FarBranch) === 0 &&
+      insns.some((i) => (i.flags & InstructionFlag.Call) !== 0 && i.address + i.length === insns[0].address)
+    )
   return (
     last.branchTarget === insns[0].address &&
     (last.flags & (InstructionFlag.Conditional | InstructionFlag.Jump)) !== 0 &&
