@@ -114,8 +114,16 @@ describe('probekit run --strace', () => {
     expect(r.lines.some((l) => /^\[pid +\d+\] (fork|clone)\(/.test(l))).toBe(true)
     expect(r.lines).toContainEqual(expect.stringMatching(/^\[pid +\d+\] \+\+\+ exited with 7 \+\+\+$/))
     expect(r.lines).toContainEqual(expect.stringMatching(/^(\[pid +\d+\] )?\+\+\+ killed by SIGTERM \+\+\+$/))
+    // si_status: the exit code for CLD_EXITED (child 0's _exit(7)), the signal for CLD_KILLED.
     expect(r.lines).toContainEqual(
-      expect.stringMatching(/--- SIGCHLD \{si_signo=SIGCHLD, si_code=CLD_EXITED, /),
+      expect.stringMatching(
+        /--- SIGCHLD \{si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=\d+, si_uid=0, si_status=7, /,
+      ),
+    )
+    expect(r.lines).toContainEqual(
+      expect.stringMatching(
+        /--- SIGCHLD \{si_signo=SIGCHLD, si_code=CLD_KILLED, si_pid=\d+, si_uid=0, si_status=SIGTERM, /,
+      ),
     )
   })
 

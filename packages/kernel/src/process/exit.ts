@@ -10,6 +10,7 @@ import { HC_EXIT, HC_EXIT_REPORT } from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
 import type { Kernel } from '../kernel.js'
 import { writeUserU32 } from '../mm/user-memory.js'
+import { clockTicks, taskCputime } from '../sched/cputime.js'
 import type { Task } from '../sched/task.js'
 import { SIG_IGN, SIGCHLD } from '../signal/signals.js'
 import { exitRobustList } from './robust-futex.js'
@@ -109,7 +110,15 @@ export class TaskExit {
       const act = parent.sighand.actions[SIGCHLD]
       // A parent ignoring SIGCHLD (or with SA_NOCLDWAIT) leaves no zombie to wait for.
       autoreap = act.handler === SIG_IGN || (act.flags & 2) !== 0
-      signals.sendSignal(c, parent, { signo: SIGCHLD, code: signal ? 2 : 1, pid: task.pid }) // CLD_KILLED / CLD_EXITED
+      // do_notify_parent: CLD_KILLED with the signal or CLD_EXITED with the exit code, and the child's CPU time.
+      signals.sendSignal(c, parent, {
+        signo: SIGCHLD,
+        code: signal ? 2 : 1,
+        pid: task.pid,
+        status: signal || task.exitCode,
+        utime: clockTicks(taskCputime(k, task)),
+        stime: 0,
+      })
     }
     tracehooks.reportDeath(task, this.groupDead(task), signal)
     if (autoreap) this.reap(task)

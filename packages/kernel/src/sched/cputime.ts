@@ -5,6 +5,7 @@
 // waited for, as Linux does in wait_task_zombie.
 
 import { EINVAL } from '../errno.js'
+import type { Kernel } from '../kernel.js'
 import { copyToUser } from '../mm/user-memory.js'
 import type { SyscallContext } from '../syscalls.js'
 import type { Task } from './task.js'
@@ -17,9 +18,18 @@ const RUSAGE_SELF = 0
 const RUSAGE_CHILDREN = -1
 const RUSAGE_THREAD = 1
 
-/** A task's CPU time so far, including the current stretch if it is on a CPU. */
+/** A task's CPU time so far in ns, including the current stretch if it is on a CPU. */
+export function taskCputime(kernel: Kernel, t: Task): number {
+  return t.utime + (t.state === 'running' && t.cpu >= 0 ? kernel.machine.cycles(t.cpu) - t.runStart : 0)
+}
+
+/** nsec_to_clock_t: ns in USER_HZ ticks. */
+export function clockTicks(ns: number): number {
+  return Math.floor(ns / NS_PER_TICK)
+}
+
 function taskTime(ctx: SyscallContext, t: Task): number {
-  return t.utime + (t.state === 'running' && t.cpu >= 0 ? ctx.kernel.machine.cycles(t.cpu) - t.runStart : 0)
+  return taskCputime(ctx.kernel, t)
 }
 
 /** The time of every live thread of the caller's process. */

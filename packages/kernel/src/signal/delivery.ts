@@ -11,6 +11,7 @@ import { _TIF_SIGPENDING, HC_FIND_TASK, HC_SEND_SIGNAL, HC_SIGNAL, TIMER_VECTOR 
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
 import { EINTR, ERESTART_RESTARTBLOCK, ERESTARTNOHAND, ERESTARTNOINTR, ERESTARTSYS } from '../errno.js'
 import type { Kernel, PtRegsFrame } from '../kernel.js'
+import { clockTicks, taskCputime } from '../sched/cputime.js'
 import { rseqSignalDeliver } from '../sched/rseq.js'
 import type { Task } from '../sched/task.js'
 import type { DequeuedSignal } from '../trace/tracehook.js'
@@ -238,7 +239,14 @@ export class SignalDelivery {
     sched.setNeedResched(c)
     const parent = leader.parent
     if (parent && (parent.sighand.actions[SIGCHLD].flags & 1) === 0) {
-      this.sendSignal(c, parent, { signo: SIGCHLD, code: 5, pid: leader.pid }) // CLD_STOPPED
+      this.sendSignal(c, parent, {
+        signo: SIGCHLD,
+        code: 5,
+        pid: leader.pid,
+        status: sig,
+        utime: clockTicks(taskCputime(this.kernel, leader)),
+        stime: 0,
+      }) // CLD_STOPPED
     }
   }
 

@@ -98,6 +98,11 @@ export interface SigInfo {
   /** Sender pid (kill) or fault address (SIGSEGV, SIGBUS). */
   pid?: number
   addr?: number
+  /** SIGCHLD: the exit code (CLD_EXITED) or the signal (CLD_KILLED, CLD_STOPPED, ...). */
+  status?: number
+  /** SIGCHLD: the child's user and system time in clock ticks. */
+  utime?: number
+  stime?: number
 }
 
 /** Shared by the threads of a process (CLONE_SIGHAND). */
@@ -258,7 +263,13 @@ export function setupRtFrame(
   v.setInt32(INFO, info.signo, true)
   v.setInt32(INFO + 8, info.code, true)
   if (info.addr !== undefined) put64(v, INFO + 16, info.addr)
-  else if (info.pid !== undefined) v.setInt32(INFO + 16, info.pid, true)
+  else if (info.pid !== undefined) v.setInt32(INFO + 16, info.pid, true) // si_uid (+20) is root's 0
+  if (info.status !== undefined) {
+    // _sigchld: si_status, then si_utime and si_stime (clock_t) 8-aligned.
+    v.setInt32(INFO + 24, info.status, true)
+    put64(v, INFO + 32, info.utime ?? 0)
+    put64(v, INFO + 40, info.stime ?? 0)
+  }
   try {
     copyToUser(task.mm, start, b)
     if (fpu) copyToUser(task.mm, fpstate, fxsaveImage(fpu))
