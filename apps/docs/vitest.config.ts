@@ -1,3 +1,4 @@
 import { probekitProject } from '../../vitest.shared.js'
 
-export default probekitProject('docs')
+// site-dir.ts: one directory per run for the site the browser tests share.
+export default probekitProject('docs', { globalSetup: ['test/support/site-dir.ts'] })

@@ -11,28 +11,22 @@
 // instructions the jump replaced) and against `probekit disasm`. No console error, no failed request, and
 // no request leaves localhost.
 
-import { execFile, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { withDirLock } from '../.vitepress/dir-lock.js'
+import { BASE, builtSite } from './support/built-site.js'
 import { type StaticSite, serveStatic } from './support/static-server.js'
 
 const CHROMIUM = '/usr/bin/chromium'
-const BASE = '/probekit/'
 const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) console.warn(`playground.test.ts: SKIPPED, ${CHROMIUM} is not installed`)
 
-const docs = fileURLToPath(new URL('../', import.meta.url))
 const repo = fileURLToPath(new URL('../../../', import.meta.url))
 const fixtures = join(repo, 'packages/kernel/fixtures')
 const probekit = join(repo, 'packages/cli/bin/probekit.js')
-const vitepress = join(docs, 'node_modules/vitepress/bin/vitepress.js')
-const execFileAsync = promisify(execFile)
 
 /** The CLI's environment: no colour, whatever the CI machine sets. */
 const plainEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' }
@@ -93,25 +87,15 @@ async function expectInt3Listing(page: Page, target: string, note: (insn: string
 const traceLines = (text: string) => text.split('\n').filter((l) => /^\s+\S+-\d+\s+\[\d{3}\]/.test(l))
 
 describe.skipIf(!hasChromium)('the live playground in headless Chromium', { timeout: 1_800_000 }, () => {
-  let outDir = ''
   let site: StaticSite | undefined
 
   beforeAll(async () => {
-    outDir = mkdtempSync(join(tmpdir(), 'probekit-docs-'))
-    // Builds share .vitepress/.temp, its cache and the generated API pages: one at a time.
-    await withDirLock(join(docs, '.vitepress/.build-lock'), 1_200_000, () =>
-      execFileAsync(process.execPath, [vitepress, 'build', '--outDir', outDir], {
-        cwd: docs,
-        env: { ...process.env, DOCS_BASE: BASE },
-        maxBuffer: 64 * 1024 * 1024,
-      }),
-    )
+    const outDir = await builtSite()
     site = await serveStatic(outDir, BASE)
   }, 1_800_000)
 
   afterAll(async () => {
     await site?.close()
-    if (outDir) rmSync(outDir, { recursive: true, force: true })
   })
 
   it('runs the examples, shows their output, trace lines and probed code, and the one-line error', async () => {

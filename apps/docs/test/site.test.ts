@@ -4,21 +4,14 @@
 // failed request or a request to another host, the favicon is there, and the
 // local search finds an API reference page and navigates to it.
 
-import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { withDirLock } from '../.vitepress/dir-lock.js'
+import { BASE, builtSite } from './support/built-site.js'
 import { type StaticSite, serveStatic } from './support/static-server.js'
 
 const CHROMIUM = '/usr/bin/chromium'
-const BASE = '/probekit/'
-const docs = fileURLToPath(new URL('../', import.meta.url))
-const vitepress = join(docs, 'node_modules/vitepress/bin/vitepress.js')
 const hasChromium = existsSync(CHROMIUM)
 if (!hasChromium) console.warn(`site.test.ts: the browser tests are SKIPPED, ${CHROMIUM} is not installed`)
 
@@ -92,15 +85,7 @@ describe(`the site built with base ${BASE}`, () => {
   let browser: Browser | undefined
 
   beforeAll(async () => {
-    outDir = mkdtempSync(join(tmpdir(), 'probekit-docs-'))
-    // Builds share .vitepress/.temp and its cache (the playground test builds too): one at a time.
-    await withDirLock(join(docs, '.vitepress/.build-lock'), 1_200_000, () =>
-      promisify(execFile)(process.execPath, [vitepress, 'build', '--outDir', outDir], {
-        cwd: docs,
-        env: { ...process.env, DOCS_BASE: BASE },
-        maxBuffer: 64 * 1024 * 1024,
-      }),
-    )
+    outDir = await builtSite()
     site = await serveStatic(outDir, BASE)
     if (hasChromium) {
       const { chromium } = await import('playwright-core')
@@ -114,7 +99,6 @@ describe(`the site built with base ${BASE}`, () => {
   afterAll(async () => {
     await browser?.close()
     await site?.close()
-    if (outDir) rmSync(outDir, { recursive: true, force: true })
   })
 
   it('has the guide, package and API reference pages, all linked under the base', () => {
