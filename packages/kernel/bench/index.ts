@@ -4,23 +4,23 @@
 // kernel's construction and boot are outside the timing; the first run
 // warms up V8 and the block compiler. Skipped (with a message on stderr)
 // where /bin/bash-static is absent. Then the memory benchmark (memory.ts):
-// the emulator's resident set running hello (the fixed cost), the compute
-// fixture, and bigmem (a guest using 32 MiB), against the guest's own
-// memory, emulated and native; with the node flags the probekit command
-// uses and with node's defaults. And the scheduler's costs (sched.ts), and
+// the emulator's resident set running hello (the fixed cost), compute
+// (small), bash-static scripts (medium), bigmem at 32 and 256 MiB (large)
+// and jitgen (a million distinct instructions: the code cache's bound),
+// against the guest's own memory, emulated and native, and issue 16's
+// bound on it. And the scheduler's costs (sched.ts), and
 // the start-up of dynamically linked programs against static ones
-// (dynamic.ts: probekit run end to end, ld.so's guest instructions).
+// (dynamic.ts: probekit run end to end, ld.so's guest instructions). Last,
+// whole programs against the code issue 16 was filed on, side by side
+// (programs.ts: the bash suite and busybox's applet cases, CPU time).
 // `pnpm bench` prints a table; `pnpm bench --json` JSON lines.
 
-import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { existsSync, readFileSync } from 'node:fs'
 import { type BenchResult, median, report, runBenchmarks } from '@probekit/bench'
 import { Kernel } from '../src/index.js'
 import { dynamicFigures } from './dynamic.js'
-import type { KernelMemoryFigures } from './memory.js'
+import { memoryBenchmarks } from './memory.js'
+import { programFigures } from './programs.js'
 import { schedFigures } from './sched.js'
 
 const BASH = '/bin/bash-static'
@@ -57,58 +57,6 @@ function runLoop(bash: Uint8Array): { instructions: number; ms: number } {
   return { instructions: kernel.machine.totalInstructions() - before, ms }
 }
 
-const here = fileURLToPath(new URL('.', import.meta.url))
-const fixture = (name: string) => `${here}../fixtures/bin/${name}`
-
-/**
- * The node flags the probekit command runs the emulator with
- * (packages/cli/bin/probekit.js): V8's young generation capped at 4 MiB per
- * semi-space instead of growing to 16.
- */
-const PROBEKIT_NODE_FLAGS = ['--max-semi-space-size=4']
-
-/** Memory figures of a fixture under the emulator, in a fresh process (with node's defaults, or as probekit runs). */
-function emulatedMemory(name: string, flags: string[]): KernelMemoryFigures {
-  const child = spawnSync(
-    process.execPath,
-    [...flags, ...process.execArgv, `${here}memory.ts`, fixture(name)],
-    {
-      encoding: 'utf8',
-    },
-  )
-  if (child.status !== 0) throw new Error(`memory benchmark of ${name} failed: ${child.stderr}`)
-  return JSON.parse(child.stdout) as KernelMemoryFigures
-}
-
-/**
- * Peak RSS (bytes) of native runs of the fixtures, through maxrss.c built
- * here; null (with a message) where no compiler or not x86-64 Linux.
- */
-function nativeMaxRss(names: string[]): Map<string, number> | null {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return null
-  const dir = mkdtempSync(join(tmpdir(), 'probekit-maxrss-'))
-  try {
-    const exe = join(dir, 'maxrss')
-    const built = ['musl-gcc', 'gcc'].some(
-      (cc) => spawnSync(cc, ['-static', '-O2', '-o', exe, `${here}maxrss.c`]).status === 0,
-    )
-    if (!built) {
-      process.stderr.write('kernel bench: no musl-gcc or gcc to build maxrss.c: native memory skipped\n')
-      return null
-    }
-    const out = new Map<string, number>()
-    for (const name of names) {
-      const r = spawnSync(exe, [fixture(name)], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] })
-      if (r.status !== 0) throw new Error(`native ${name} failed: ${r.stderr}`)
-      out.set(name, Number(r.stderr.trim()) * 1024)
-    }
-    return out
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-const MiB = 1024 * 1024
 const results: BenchResult[] = []
 
 if (!existsSync(BASH)) {
@@ -147,42 +95,8 @@ results.push(
 // Start-up of dynamically linked programs (the host's ls and bash) against static ones of about their size.
 results.push(...(await dynamicFigures()))
 
-// hello shows the fixed cost: a program of 20 k instructions and 36 KiB.
-const MEMORY_FIXTURES = ['hello', 'compute', 'bigmem']
-const native = nativeMaxRss(MEMORY_FIXTURES)
-for (const name of MEMORY_FIXTURES) {
-  const m = emulatedMemory(name, PROBEKIT_NODE_FLAGS)
-  const d = emulatedMemory(name, [])
-  const rows = [
-    {
-      name: `${name} memory: guest pages mapped (peak, with page tables)`,
-      unit: 'MiB',
-      run: () => m.guestMapped / MiB,
-    },
-    {
-      name: `${name} memory: emulator RSS growth (probekit's node flags)`,
-      unit: 'MiB',
-      run: () => m.rss / MiB,
-    },
-    { name: `${name} memory: emulator RSS growth (node defaults)`, unit: 'MiB', run: () => d.rss / MiB },
-    { name: `${name} memory: emulator V8 heap growth`, unit: 'MiB', run: () => m.heap / MiB },
-    { name: `${name} memory: emulator peak RSS (whole process)`, unit: 'MiB', run: () => m.maxRss / MiB },
-    {
-      name: `${name} memory: RSS growth (probekit) / guest pages mapped`,
-      unit: 'ratio',
-      run: () => m.rss / m.guestMapped,
-    },
-  ]
-  const nat = native?.get(name)
-  if (nat !== undefined)
-    rows.push({ name: `${name} memory: native peak RSS (ru_maxrss)`, unit: 'MiB', run: () => nat / MiB })
-  // ru_maxrss of a tiny program can read 0 (see the README): no ratio then.
-  if (nat !== undefined && nat > 0)
-    rows.push({
-      name: `${name} memory: RSS growth (probekit) / native peak RSS`,
-      unit: 'ratio',
-      run: () => m.rss / nat,
-    })
-  results.push(...(await runBenchmarks(rows)))
-}
+// Memory (memory.ts): each case in a fresh process, against the guest's own pages and issue 16's bound.
+results.push(...(await memoryBenchmarks()))
+// Whole programs against the code issue 16 was filed on: the bash suite and busybox's applet cases (programs.ts).
+results.push(...programFigures())
 report(results)

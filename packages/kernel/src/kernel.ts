@@ -53,7 +53,7 @@ import { ExecError, loadExecutable } from './exec/exec-loader.js'
 import { registerExecve } from './exec/execve.js'
 import { makeDevFd } from './fs/dev-fd.js'
 import { FileIo } from './fs/file-io.js'
-import { FdTable, O_RDWR, OpenFile } from './fs/files.js'
+import { FdTable, O_RDWR, OpenFile, type WouldBlock } from './fs/files.js'
 import { GuestFiles } from './fs/guest-file.js'
 import { saveExecLayout } from './fs/proc/exec-layout.js'
 import { mountProc } from './fs/proc/root.js'
@@ -102,8 +102,11 @@ export interface KernelOptions {
   stderr?: (data: Uint8Array) => unknown
   /** The console is a terminal (TCGETS succeeds, so libc line-buffers it); default false, as when piped. */
   consoleIsTty?: boolean
-  /** Bytes for stdin (EOF after them), or a function called for each read (an empty result is EOF). */
-  stdin?: Uint8Array | ((max: number) => Uint8Array)
+  /**
+   * Bytes for stdin (EOF after them), or a function called for each read (an empty result is EOF;
+   * a WouldBlock makes the reader sleep until it is ready or a signal ends the sleep, as a tty read does).
+   */
+  stdin?: Uint8Array | ((max: number) => Uint8Array | WouldBlock)
   /**
    * Called on every timer tick of CPU 0, inside the guest's timer interrupt: a point fixed by guest
    * time, where the host may act on what happened outside it (a Ctrl-C: ttyIsig) without making the
@@ -168,7 +171,7 @@ export class Kernel {
   readonly unimplemented = new Map<number, number>()
   private readonly stdout: (d: Uint8Array) => unknown
   private readonly stderr: (d: Uint8Array) => unknown
-  private stdinData: Uint8Array | ((max: number) => Uint8Array)
+  private stdinData: Uint8Array | ((max: number) => Uint8Array | WouldBlock)
   private stdinPos = 0
 
   constructor(readonly options: KernelOptions) {

@@ -8,12 +8,14 @@
 
 import type { Cpu } from '@probekit/x86-emu'
 import { EINVAL } from './errno.js'
+import { sysChroot } from './fs/chroot.js'
 import type { WouldBlock } from './fs/files.js'
 import { registerFsSyscalls } from './fs/syscalls.js'
 import type { Kernel, PtRegsFrame } from './kernel.js'
 import { registerMmSyscalls } from './mm/syscalls.js'
 import { copyToUser, writeUserU64 } from './mm/user-memory.js'
 import { registerNetSyscalls } from './net/socket.js'
+import { sysCapget, sysCapset } from './process/capability.js'
 import { registerProcessSyscalls } from './process/syscalls.js'
 import { registerSchedSyscalls } from './sched/syscalls.js'
 import type { Task } from './sched/task.js'
@@ -32,7 +34,8 @@ export interface SyscallContext {
 }
 
 export type SyscallResult = number | WouldBlock
-export type SyscallFn = (ctx: SyscallContext, ...args: number[]) => SyscallResult
+/** A call's answer: a bigint when it needs all 64 bits of rax (lseek's offsets past 2^53). */
+export type SyscallFn = (ctx: SyscallContext, ...args: number[]) => SyscallResult | bigint
 
 export const syscallTable = new Map<number, SyscallFn>()
 const names = new Map<number, string>()
@@ -64,6 +67,9 @@ for (const register of [
 // ---------------------------------------------------------------- kernel/sys.c, arch/x86
 
 def(99, 'sysinfo', sysSysinfo)
+def(125, 'capget', sysCapget)
+def(126, 'capset', sysCapset)
+def(161, 'chroot', sysChroot)
 
 const ARCH_SET_GS = 0x1001
 const ARCH_SET_FS = 0x1002

@@ -278,6 +278,11 @@ describe('escapes from the tree the guest was given', () => {
     'openat(O_PATH DIR, ../secret): ENOENT',
     'read on an O_PATH fd: opened, read EBADF',
     'write on an O_PATH fd: EBADF',
+    // chroot(2) into DIR, then the classic way out (chroot into a subdirectory with the cwd left
+    // above it, climb, chroot("."): as on Linux it leaves DIR, but not the tree the guest was given.
+    'chroot: read /../secret: ENOENT',
+    'chroot: read SECRET: ENOENT',
+    'chroot: read SECRET after climbing: ENOENT',
   ]
   // What the guest was given it may read, and change - in its own view.
   const allowed = [
@@ -293,6 +298,11 @@ describe('escapes from the tree the guest was given', () => {
     'rename DIR/sub/deep.txt -> DIR/moved.txt: ok',
     'create through DIR/link-rel: ok',
     'read DIR/link-rel after: read "planted."',
+    'chroot DIR: ok',
+    'chdir / in the chroot: ok',
+    'chroot: read /inner.txt: read "inner."',
+    'chroot /jail with cwd outside it: ok',
+    'chroot . after climbing: ok',
   ]
 
   it.each(['subdirectory', 'root'] as const)(
@@ -304,6 +314,12 @@ describe('escapes from the tree the guest was given', () => {
       for (const line of [...blocked, ...allowed]) expect(lines).toContain(line)
       // Nothing the program tried crashed it or the kernel: it got to its last attempt.
       expect(lines).toContain('create DIR/new.txt: ok')
+      // Out of the chroot, up to the root of what was given: DIR's inner.txt is there when DIR is that root.
+      expect(lines).toContain(
+        mount === 'root'
+          ? 'chroot: read inner.txt after climbing: read "inner."'
+          : 'chroot: read inner.txt after climbing: ENOENT',
+      )
     },
   )
 })

@@ -438,7 +438,9 @@ describe.skipIf(!busybox)(`${BUSYBOX} reads /proc`, () => {
     const r = run(['sh', '-c', 'ls /proc/self/fd; ls /proc/self/'])
     expect(r.status, r.stderr + r.detail).toBe(0)
     // stdin, stdout, stderr, and 3: the directory ls is reading.
-    expect(r.stdout).toBe('0\n1\n2\n3\nauxv\ncmdline\ncomm\ncwd\nenviron\nexe\nfd\nmaps\nstat\nstatus\n')
+    expect(r.stdout).toBe(
+      '0\n1\n2\n3\nauxv\ncmdline\ncomm\ncwd\nenviron\nexe\nfd\nmaps\nroot\nstat\nstatus\n',
+    )
   })
 
   it('cat /proc/cpuinfo', () => {

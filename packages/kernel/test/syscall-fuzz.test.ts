@@ -7,14 +7,11 @@
 // seed, the same scratch path), except for the differences listed in
 // ALLOWED (support/syscall-fuzz.ts). The long runs are tools/fuzz/syscalls.ts.
 
-import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync, rmSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { Kernel, PERCPU_TOP_OF_STACK, PT_REGS_SIZE, SYSCALL_NAMES_64, syscallName } from '../src/index.js'
 import { guestImage } from './support/run.js'
-import { compareCalls, parseCalls } from './support/syscall-fuzz.js'
+import { compareCalls, makeScratch, parseCalls, runNative } from './support/syscall-fuzz.js'
 
 const FUZZER = new URL('../fixtures/bin/syscallfuzz', import.meta.url)
 const onHost = process.platform === 'linux' && process.arch === 'x64'
@@ -45,9 +42,11 @@ function runEmulated(args: string[], scratch: string): EmulatedRun {
     },
   })
   kernel.vfs.writeFile('/bin/syscallfuzz', new Uint8Array(readFileSync(FUZZER)))
+  // Its first process runs the fuzzer as a child: not pid 1 nor a session leader, as natively.
+  kernel.vfs.writeFile('/bin/fuzzinit', new Uint8Array(readFileSync(new URL('fuzzinit', FUZZER))))
   kernel.vfs.mkdirp(scratch)
   kernel.boot()
-  kernel.spawn('/bin/syscallfuzz', ['syscallfuzz', ...args, scratch], [])
+  kernel.spawn('/bin/fuzzinit', ['fuzzinit', '/bin/syscallfuzz', ...args, scratch], [])
   try {
     const { result, exit } = kernel.run(20_000_000_000)
     return { out, status: exit ? exit.status : null, detail: `${result.reason}: ${result.detail}`, kernel }
@@ -67,7 +66,7 @@ function runEmulated(args: string[], scratch: string): EmulatedRun {
 }
 
 describe('syscall fuzzer', () => {
-  const scratch = onHost ? mkdtempSync(join(tmpdir(), 'probekit-fuzz-')) : '/tmp/probekit-fuzz'
+  const scratch = onHost ? makeScratch() : '/tmp/probekit-fuzz'
   const args = ['-v', String(SEED), String(COUNT)]
   let emulated: EmulatedRun
 
@@ -89,14 +88,7 @@ describe('syscall fuzzer', () => {
     'answers each call as Linux does, but for the listed differences',
     () => {
       try {
-        const native = spawnSync(FUZZER.pathname, [...args, scratch], {
-          cwd: scratch,
-          env: {},
-          encoding: 'utf8',
-          maxBuffer: 256 << 20,
-          timeout: 120_000,
-          killSignal: 'SIGKILL',
-        })
+        const native = runNative(FUZZER.pathname, args, scratch, 120_000)
         expect(native.status, native.stderr).toBe(0)
         const theirs = parseCalls(native.stdout)
         const ours = parseCalls(emulated.out)

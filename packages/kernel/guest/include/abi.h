@@ -95,7 +95,7 @@
 #define HC_FILE_OPEN		0x109	/* kpath, flags, mode, dfd [ext] -> fd or -errno */
 #define HC_FORK			0x10a	/* struct kernel_clone_args * -> the child's task_struct (TASK_NEW) or -errno */
 #define HC_EXECVE		0x10b	/* kpath, regs -> 0 or -errno */
-#define HC_EXIT			0x10c	/* exit_code, group -> 0; the task is dead: do_task_dead() follows */
+#define HC_EXIT			0x10c	/* exit_code -> 0; the task is dead: do_task_dead() follows */
 #define HC_KRETPROBE_TRAMPOLINE	0x10d	/* [ext] regs -> the real return address */
 #define HC_CALL_RETURN		0x10e	/* [ext] value: kernel_call_return reached */
 #define HC_PICK_NEXT_TASK	0x110	/* prev -> next task_struct (may be prev); next is on_cpu */
@@ -118,6 +118,7 @@
 #define HC_SEND_SIGNAL		0x121	/* sig, struct kernel_siginfo *, task, type -> 0 */
 #define HC_EXIT_REPORT		0x123	/* exit_code -> the code to exit with (tracers may change it, or hold the task) */
 #define HC_OOM_SELECT		0x122	/* struct oom_control *: select_bad_process fills chosen (0: none, -1: abort) and the victim's sizes */
+#define HC_ZAP_OTHER_THREADS	0x126	/* exit_code -> the group's exit code; the other threads of current's process are killed */
 #define HC_JPROBE_ENTRY		0x125	/* [ext] regs (the probed function's, from jprobe_entry_stub) -> the sp jprobe_return goes back to */
 #define FDPUT_FPUT		1	/* __fdget's low bit: fdput must fput */
 

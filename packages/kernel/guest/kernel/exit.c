@@ -14,12 +14,11 @@
 
 /*
  * Leaf: the host's half of do_exit (exit_mm, exit_files, exit_notify...):
- * current becomes a zombie (TASK_DEAD), its parent hears SIGCHLD. group:
- * the other threads of the process end too (zap_other_threads).
+ * current becomes a zombie (TASK_DEAD), its parent hears SIGCHLD.
  */
-noinline void exit_notify(long code, int group)
+noinline void exit_notify(long code)
 {
-	hypercall2(HC_EXIT, code, group);
+	hypercall1(HC_EXIT, code);
 }
 
 /*
@@ -32,23 +31,31 @@ noinline long tracehook_report_exit(long code)
 	return (long)hypercall1(HC_EXIT_REPORT, code);
 }
 
-static noinline __noreturn void __do_exit(long code, int group)
+/*
+ * Leaf: zap_other_threads - the other threads of current's process are
+ * killed (SIGNAL_GROUP_EXIT); returns the group's exit code.
+ */
+noinline long zap_other_threads(long code)
+{
+	return (long)hypercall1(HC_ZAP_OTHER_THREADS, code);
+}
+
+/*
+ * code is a wait(2) status: (status & 0xff) << 8, or the signal that killed
+ * it. Every task's end comes through here, a whole group's too (as Linux's
+ * do_group_exit calls it), so a probe on do_exit sees every exit.
+ */
+noinline __noreturn void do_exit(long code)
 {
 	code = tracehook_report_exit(code);
 	tracehook_stop();
-	exit_notify(code, group);
+	exit_notify(code);
 	do_task_dead();
-}
-
-/* code is a wait(2) status: (status & 0xff) << 8, or the signal that killed it. */
-noinline __noreturn void do_exit(long code)
-{
-	__do_exit(code, 0);
 }
 
 noinline __noreturn void do_group_exit(int exit_code)
 {
-	__do_exit(exit_code, 1);
+	do_exit(zap_other_threads(exit_code));
 }
 
 noinline __noreturn void sys_exit(int error_code)

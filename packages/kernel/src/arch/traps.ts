@@ -4,7 +4,7 @@
 // hangs its notifier blocks, then pass what is left on with HC_EXCEPTION:
 // a user fault becomes demand paging, copy-on-write or a signal; a kernel
 // #PF on a user address is paged in or left to the exception table; the
-// rest is an oops.
+// rest is an oops (guestOops: the machine stops, as on panic_on_oops).
 
 import { type Cpu, formatLinear, OutOfMemory } from '@probekit/x86-emu'
 import { HC_EXCEPTION, HC_NOTIFY_DIE, NOTIFY_DONE } from '../abi.js'
@@ -19,6 +19,7 @@ import {
   SIGSEGV,
   type SigInfo,
 } from '../signal/signals.js'
+import { guestOops } from './dumpstack.js'
 import { hcArg as arg, hcRet as ret } from './hypercall.js'
 
 /** A host die notifier: (val, regs, trapnr, cpu, err) -> NOTIFY_* (err: die_args.err, DR6 for DIE_DEBUG). */
@@ -84,7 +85,7 @@ export class Traps {
    * paging, copy-on-write, else a signal, delivered on the way back to user
    * mode), or a kernel-mode #PF on a user address (page it in, or return 0 so
    * the exception table makes -EFAULT). Fatal: an oops the guest already
-   * printed; in a task the guest then ends it (make_task_dead).
+   * printed the head of: guestOops finishes the report and stops the machine.
    */
   private exception(
     c: Cpu,
@@ -99,15 +100,12 @@ export class Traps {
     const frame = k.frame(regs)
     const fromUser = (frame.get('cs') & 3) === 3
     if (fatal || (!fromUser && trapnr !== 14)) {
-      k.printk.log(
-        k.jiffies,
-        `oops: trap ${trapnr} error 0x${errorCode.toString(16)} at ${k.kallsyms.format(frame.get('ip'))} in ${task.comm}`,
-      )
-      if (task.state === 'idle' || !fatal) {
-        k.machine.stop(`kernel oops: trap ${trapnr} at ${k.kallsyms.format(frame.get('ip'))}`, true)
-        return 0
-      }
-      return 1
+      // panic_on_oops, as for a probe handler's oops: the report is completed and every vCPU stops
+      // (0: this one halts in the guest too), rather than make_task_dead and run on in a kernel
+      // that may hold a lock or half a data structure.
+      // die() passes no address: CR2 still holds the fault's.
+      guestOops(k, { cpu: c.id, regs: frame, trapnr, address: trapnr === 14 ? c.cr2 : undefined })
+      return 0
     }
     if (trapnr === 14 && task.state !== 'idle') {
       if (this.pageIn(task.mm, cr2, errorCode)) {

@@ -39,6 +39,13 @@ const ARG_REGS = ['di', 'si', 'dx', 'r10', 'r8', 'r9'] as const
  * were lost, and an int argument (fd, flags, options: the C prototype reads the low 32 bits) with
  * garbage above came out wrong. So such a value stays as large, with its low 32 bits exact.
  */
+/** A register's low 32 bits as a signed int. */
+function lowInt(frame: PtRegsFrame, r: keyof typeof PT_REGS): number {
+  const at = frame.phys + PT_REGS[r]
+  const b = frame.bytes
+  return b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (b[at + 3] << 24)
+}
+
 function syscallArg(frame: PtRegsFrame, r: (typeof ARG_REGS)[number]): number {
   const v = frame.get(r)
   if (Number.isSafeInteger(v)) return v
@@ -61,7 +68,8 @@ export class SyscallEntry {
       // The mask may have changed (sigprocmask, sigsuspend, sigreturn) and sleepers may be ready.
       k.signals.recalcSigpending(task)
       k.sched.noteWakeups(c)
-      ret(c, r)
+      if (typeof r === 'bigint') c.setReg(0, r)
+      else ret(c, r)
     })
     m.registerHypercall(HC_SYSCALL_TRACE_ENTER, (c) => {
       const task = k.current(c)
@@ -120,10 +128,11 @@ export class SyscallEntry {
     }
   }
 
-  private syscall(c: Cpu, regs: number): number {
+  private syscall(c: Cpu, regs: number): number | bigint {
     const k = this.kernel
     const frame = k.frame(regs)
-    const nr = frame.get('orig_ax')
+    // The number is eax's, sign-extended (movslq): whatever rax holds above it is not part of it.
+    const nr = lowInt(frame, 'orig_ax')
     const task = k.current(c)
     const fn = syscallTable.get(nr)
     if (!fn) {
@@ -133,7 +142,7 @@ export class SyscallEntry {
       return -ENOSYS
     }
     const args = ARG_REGS.map((r) => syscallArg(frame, r))
-    let r: SyscallResult
+    let r: SyscallResult | bigint
     this.serving = task
     try {
       r = fn({ kernel: k, cpu: c, task, frame, regs }, ...args)
@@ -144,7 +153,7 @@ export class SyscallEntry {
       if (e instanceof OutOfMemory) return -ENOMEM
       throw e
     }
-    if (typeof r === 'number') {
+    if (typeof r === 'number' || typeof r === 'bigint') {
       if (task.restart?.nr === nr) task.restart = null
       return r
     }

@@ -25,17 +25,33 @@ export function openExec(
   vfs: Vfs,
   path: string,
   cwd: Directory,
+  root: Directory = vfs.root,
 ): { file: RegularFile; bytes: Uint8Array } | number {
   // getname: an empty name is no file (not the working directory).
   if (path === '') return -ENOENT
-  const node = vfs.lookup(path, cwd)
+  const node = vfs.lookup(path, cwd, false, root)
   if (typeof node === 'number') return node
   if (node instanceof Directory || !(node instanceof RegularFile)) return -EACCES
   // Root may run a file with any execute bit (and no other).
   if ((node.mode & 0o111) === 0) return -EACCES
   // The loader reads the image whole: one larger than the guest's RAM could never be mapped.
   if (node.size() > vfs.shmem.maxRead) return -ENOMEM
-  return { file: node, bytes: node.contents() }
+  return { file: node, bytes: imageBytes(node) }
+}
+
+/**
+ * A tmpfs file's bytes as of its current version: a program run again (every exec of a
+ * shell's commands) is not copied out of its pages again, 1-2 MiB each time for bash-static or
+ * busybox. A host file is read each time, as the host may change it under the run.
+ */
+const images = new WeakMap<RegularFile, { version: number; bytes: Uint8Array }>()
+export function imageBytes(file: RegularFile): Uint8Array {
+  if (Object.getPrototypeOf(file) !== RegularFile.prototype) return file.contents()
+  const hit = images.get(file)
+  if (hit !== undefined && hit.version === file.version) return hit.bytes
+  const bytes = file.contents()
+  images.set(file, { version: file.version, bytes })
+  return bytes
 }
 
 /**
@@ -47,10 +63,11 @@ export function resolveBinary(
   path: string,
   argv: readonly string[],
   cwd: Directory,
+  root: Directory = vfs.root,
 ): BinaryImage | number {
   let current = { path, argv: [...argv] }
   for (let depth = 0; ; depth++) {
-    const img = openExec(vfs, current.path, cwd)
+    const img = openExec(vfs, current.path, cwd, root)
     if (typeof img === 'number') return img
     if (img.bytes[0] !== 0x23 || img.bytes[1] !== 0x21) return { ...img, ...current }
     if (depth === MAX_DEPTH) return -ELOOP

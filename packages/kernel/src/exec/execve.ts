@@ -5,9 +5,11 @@
 import { newX87State, restoreX87State, x87State } from '@probekit/x86-emu'
 import { HC_EXECVE } from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
+import { taskRoot } from '../fs/fs-struct.js'
 import { saveExecLayout } from '../fs/proc/exec-layout.js'
 import type { Kernel } from '../kernel.js'
 import { readUserU64, strncpyFromUser } from '../mm/user-memory.js'
+import { capBprmCreds } from '../process/capability.js'
 import { rlimitStackBytes } from '../process/rlimits.js'
 import { exitRobustList } from '../process/robust-futex.js'
 import type { SyscallContext } from '../syscalls.js'
@@ -32,14 +34,15 @@ export function execTask(ctx: SyscallContext, path: string): number {
   const { kernel, task, frame, cpu } = ctx
   const argv = readStringArray(ctx, frame.get('si'))
   const envp = readStringArray(ctx, frame.get('dx'))
-  const bin = resolveBinary(kernel.vfs, path, argv, task.cwd)
+  const root = taskRoot(kernel.vfs, task)
+  const bin = resolveBinary(kernel.vfs, path, argv, task.cwd, root)
   if (typeof bin === 'number') return bin
   const mm = kernel.newMm()
   mm.stackLimit = rlimitStackBytes(task.rlimits)
   let prog: ReturnType<typeof loadExecutable>
   try {
     prog = loadExecutable(mm, bin, { filename: path, argv: bin.argv, envp }, cpu, (p) =>
-      openExec(kernel.vfs, p, task.cwd),
+      openExec(kernel.vfs, p, task.cwd, root),
     )
   } catch (e) {
     // Not loadable, or out of memory: the old program goes on, the new image's pages go back.
@@ -51,6 +54,7 @@ export function execTask(ctx: SyscallContext, path: string): number {
   if (bin.file) saveExecLayout(kernel.vfs, task.cwd, bin.path, bin.file, mm, prog.sp)
   // exec_mm_release: robust futexes are released and the rseq registration dropped with the old image.
   exitRobustList(kernel, task)
+  capBprmCreds(task)
   task.rseq = null
   const oldMm = task.mm
   task.mm = mm

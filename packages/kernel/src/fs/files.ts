@@ -34,7 +34,26 @@ export const O_PATH = 0o10000000
 export const O_CLOEXEC = 0o2000000
 
 export class OpenFile {
-  pos = 0
+  private position = 0
+  /** f_pos when it is past 2^53 (an lseek to near 2^63), exactly; null when position is exact. */
+  private bigPosition: bigint | null = null
+  get pos(): number {
+    return this.position
+  }
+  set pos(v: number) {
+    this.position = v
+    this.bigPosition = null
+  }
+  /** f_pos exactly (vfs_setpos). */
+  get exactPos(): bigint {
+    return this.bigPosition ?? BigInt(this.position)
+  }
+  set exactPos(v: bigint) {
+    this.position = Number(v)
+    this.bigPosition = Number.isSafeInteger(this.position) ? null : v
+  }
+  /** The open made the file (FMODE_CREATED: F_CREATED_QUERY). */
+  created = false
   refs = 1
   /** Its guest struct file (0: none made yet), and what frees it with the last reference. */
   guestFile = 0
@@ -92,6 +111,12 @@ export class FdTable {
 
   get(fd: number): OpenFile | undefined {
     return Number.isInteger(fd) && fd >= 0 ? this.fds[fd]?.file : undefined
+  }
+
+  /** A descriptor is free (get_unused_fd_flags would not say EMFILE). */
+  hasFree(): boolean {
+    for (let fd = 0; fd < FdTable.MAX; fd++) if (this.fds[fd] === undefined) return true
+    return false
   }
 
   /** Lowest free descriptor >= min. */

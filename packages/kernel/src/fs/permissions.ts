@@ -4,12 +4,13 @@
 // always allowed, execution needs an execute bit on a non-directory, and a
 // read-only mount refuses writes (EROFS).
 
-import { EACCES, EBADF, EINVAL, EROFS } from '../errno.js'
+import { EACCES, EBADF, EINVAL, EOPNOTSUPP, EROFS } from '../errno.js'
 import { strncpyFromUser } from '../mm/user-memory.js'
 import type { SyscallContext } from '../syscalls.js'
+import { O_PATH } from './files.js'
 import { AT_FDCWD, lookupAt } from './namei.js'
 import type { Inode } from './vfs.js'
-import { Directory, S_IFMT } from './vfs.js'
+import { Directory, S_IFMT, Symlink } from './vfs.js'
 
 const W_OK = 2
 const X_OK = 1
@@ -48,23 +49,34 @@ export const sysFaccessat = (ctx: SyscallContext, dirfd: number, path: number, m
   doFaccessat(ctx, dirfd, path, mode, 0)
 export const sysFaccessat2 = doFaccessat
 
-/** chmod_common: the permission bits (and set-id/sticky) change; the file type stays. */
+/**
+ * chmod_common: a read-only mount is EROFS, a symlink's mode cannot change
+ * (notify_change: EOPNOTSUPP); the permission bits (and set-id/sticky)
+ * change, the file type stays. mode is a umode_t.
+ */
 function chmodInode(node: Inode, mode: number): number {
   if (node.readOnly) return -EROFS
+  if (node instanceof Symlink) return -EOPNOTSUPP
   if (node instanceof Directory) node.perm = mode & 0o7777
   else (node as { mode: number }).mode = (node.mode & S_IFMT) | (mode & 0o7777)
   return 0
 }
 
+/** fchmod: an O_PATH descriptor opens nothing to change (fdget: EBADF). */
 export function sysFchmod(ctx: SyscallContext, fd: number, mode: number): number {
   const f = ctx.task.files.get(fd | 0)
-  return f ? chmodInode(f.inode, mode) : -EBADF
+  return f && (f.flags & O_PATH) === 0 ? chmodInode(f.inode, mode) : -EBADF
 }
 
-export function sysFchmodat(ctx: SyscallContext, dirfd: number, path: number, mode: number): number {
-  const node = resolve(ctx, dirfd | 0, path, 0)
+/** do_fchmodat: the flags (an unsigned int: AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH), the name, chmod_common. */
+function doFchmodat(ctx: SyscallContext, dirfd: number, path: number, mode: number, flags: number): number {
+  if ((flags >>> 0) & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return -EINVAL
+  const node = resolve(ctx, dirfd | 0, path, flags)
   return typeof node === 'number' ? node : chmodInode(node, mode)
 }
 
+export const sysFchmodat = (ctx: SyscallContext, dirfd: number, path: number, mode: number) =>
+  doFchmodat(ctx, dirfd, path, mode, 0)
+export const sysFchmodat2 = doFchmodat
 export const sysChmod = (ctx: SyscallContext, path: number, mode: number) =>
-  sysFchmodat(ctx, AT_FDCWD, path, mode)
+  doFchmodat(ctx, AT_FDCWD, path, mode, 0)

@@ -8,7 +8,7 @@
 
 import type { Cpu } from '@probekit/x86-emu'
 import { EBADF, EFAULT, EFBIG, EINVAL, EISDIR, ESPIPE } from '../errno.js'
-import { accessOk, copyFromUserPartial, copyToUser, readUserU64, writeUserU64 } from '../mm/user-memory.js'
+import { accessOk, copyFromUserPartial, copyToUser } from '../mm/user-memory.js'
 import { RLIM_INFINITY, RLIMIT_FSIZE } from '../process/rlimits.js'
 import type { Task } from '../sched/task.js'
 import { SIGXFSZ } from '../signal/signals.js'
@@ -16,6 +16,7 @@ import type { SyscallContext, SyscallDef, SyscallResult } from '../syscalls.js'
 import { modified } from '../time/clock.js'
 import { fileOf, O_ACCMODE, O_APPEND, O_PATH, O_RDONLY, O_WRONLY, type OpenFile } from './files.js'
 import { importIovec, iovCount, MAX_RW_COUNT } from './iov-iter.js'
+import { loffArg, readUserLoff, rwVerifyArea } from './loff.js'
 import { Directory, RegularFile } from './vfs.js'
 
 /** loff_t's largest value: s_maxbytes of tmpfs (MAX_LFS_FILESIZE). */
@@ -28,13 +29,6 @@ export const fmodeWrite = (f: OpenFile): boolean =>
   (f.flags & O_PATH) === 0 && (f.flags & O_ACCMODE) !== O_RDONLY && (f.flags & O_ACCMODE) !== 3
 /** FMODE_PREAD: every file but a stream (pipes, sockets, terminals: nonseekable_open). */
 const fmodePread = (f: OpenFile): boolean => f.inode.seekable
-
-/** rw_verify_area: a negative count, or a range that passes loff_t's end, is EINVAL. */
-function rwVerifyArea(pos: number, count: number): number {
-  if (count < 0 || count >= 2 ** 63) return -EINVAL
-  if (pos < 0 || pos + count >= 2 ** 63) return -EINVAL
-  return 0
-}
 
 /** RLIMIT_FSIZE's soft limit, or Infinity. */
 function fsizeLimit(task: Task): number {
@@ -114,35 +108,37 @@ function writeRegular(ctx: SyscallContext, f: OpenFile, buf: number, count: numb
   return n
 }
 
-/** ksys_pread64 → vfs_read. */
-function pread64(ctx: SyscallContext, fd: number, buf: number, count: number, pos: number): number {
-  if (pos < 0) return -EINVAL
+/** ksys_pread64 → vfs_read (pos and count exactly: the range check is at 2^63). */
+function pread64(ctx: SyscallContext, fd: number, buf: number, count: number): number {
+  const pos = loffArg(ctx, 'r10')
+  if (pos < 0n) return -EINVAL
   const f = fileOf(ctx.task, fd)
   if (typeof f === 'number') return f
   if (!fmodePread(f)) return -ESPIPE
   if (!fmodeRead(f)) return -EBADF
   if (!accessOk(buf, count)) return -EFAULT
-  const bad = rwVerifyArea(pos, count)
+  const bad = rwVerifyArea(pos, loffArg(ctx, 'dx'))
   if (bad) return bad
   count = Math.min(count, MAX_RW_COUNT)
   if (f.inode instanceof Directory) return -EISDIR
   if (!(f.inode instanceof RegularFile)) return -ESPIPE
-  return readRegular(ctx, f.inode, buf, count, pos)
+  return readRegular(ctx, f.inode, buf, count, Number(pos))
 }
 
-/** ksys_pwrite64 → vfs_write. */
-function pwrite64(ctx: SyscallContext, fd: number, buf: number, count: number, pos: number): number {
-  if (pos < 0) return -EINVAL
+/** ksys_pwrite64 → vfs_write (pos and count exactly). */
+function pwrite64(ctx: SyscallContext, fd: number, buf: number, count: number): number {
+  const pos = loffArg(ctx, 'r10')
+  if (pos < 0n) return -EINVAL
   const f = fileOf(ctx.task, fd)
   if (typeof f === 'number') return f
   if (!fmodePread(f)) return -ESPIPE
   if (!fmodeWrite(f)) return -EBADF
   if (!accessOk(buf, count)) return -EFAULT
-  const bad = rwVerifyArea(pos, count)
+  const bad = rwVerifyArea(pos, loffArg(ctx, 'dx'))
   if (bad) return bad
   count = Math.min(count, MAX_RW_COUNT)
   if (!(f.inode instanceof RegularFile)) return -ESPIPE
-  return writeRegular(ctx, f, buf, count, pos)
+  return writeRegular(ctx, f, buf, count, Number(pos))
 }
 
 /** do_readv → vfs_readv: the mode, the iovec, then each segment in turn until one comes short. */
@@ -215,12 +211,14 @@ function sendfile(
   offsetPtr: number,
   count: number,
 ): SyscallResult {
-  const mm = ctx.task.mm
-  let pos = 0
-  if (offsetPtr) pos = readUserU64(mm, offsetPtr)
-  const r = doSendfile(ctx, outFd, inFd, offsetPtr ? pos : null, count)
+  const pos = offsetPtr ? readUserLoff(ctx, offsetPtr) : null
+  const r = doSendfile(ctx, outFd, inFd, pos, count)
   if (typeof r !== 'number') return r
-  if (offsetPtr) writeUserU64(mm, offsetPtr, r > 0 ? pos + r : pos)
+  if (pos !== null) {
+    const b = new Uint8Array(8)
+    new DataView(b.buffer).setBigInt64(0, r > 0 ? pos + BigInt(r) : pos, true)
+    copyToUser(ctx.task.mm, offsetPtr, b)
+  }
   return r
 }
 
@@ -228,16 +226,16 @@ function doSendfile(
   ctx: SyscallContext,
   outFd: number,
   inFd: number,
-  ppos: number | null,
+  ppos: bigint | null,
   count: number,
 ): SyscallResult {
   const inp = fileOf(ctx.task, inFd)
   if (typeof inp === 'number') return inp
   if (!fmodeRead(inp)) return -EBADF
   if (ppos !== null && !fmodePread(inp)) return -ESPIPE
-  const start = ppos ?? inp.pos
-  const bad = rwVerifyArea(start, count)
+  const bad = rwVerifyArea(ppos ?? BigInt(inp.pos), loffArg(ctx, 'r10'))
   if (bad) return bad
+  const start = ppos === null ? inp.pos : Number(ppos)
   count = Math.min(count, MAX_RW_COUNT)
   const out = fileOf(ctx.task, outFd)
   if (typeof out === 'number') return out

@@ -68,7 +68,35 @@ export class ShmemSb {
 /** A regular file's bytes: page index to its 4 KiB, only for pages written (holes read as zeros). */
 export class ShmemPages {
   private readonly pages = new Map<number, Uint8Array>()
+  /** Pages fallocate made and nothing wrote yet (!Uptodate folios): SEEK_DATA and SEEK_HOLE take them for holes. */
+  private readonly unwritten = new Set<number>()
   constructor(readonly sb: ShmemSb) {}
+
+  /**
+   * mapping_seek_hole_data over [start, end): SEEK_DATA's first byte in a
+   * written page (-ENXIO: none), SEEK_HOLE's first byte outside one (end at most).
+   */
+  seekHoleData(start: bigint, end: bigint, data: boolean): bigint | number {
+    if (end <= start) return -6 // ENXIO
+    const page = BigInt(SHMEM_PAGE)
+    const first = start / page
+    const written = [...this.pages.keys()]
+      .filter((i) => !this.unwritten.has(i) && BigInt(i) >= first && BigInt(i) * page < end)
+      .sort((a, b) => a - b)
+    let at = start
+    for (const i of written) {
+      const pos = BigInt(i) * page
+      if (at < pos) {
+        if (!data) return at
+        at = pos
+      }
+      if (data) return at
+      at = pos + page
+      if (at >= end) break
+    }
+    if (data) return -6
+    return at > end ? end : at
+  }
 
   /** Pages held (st_blocks / 8). */
   get count(): number {
@@ -103,6 +131,7 @@ export class ShmemPages {
         page = new Uint8Array(SHMEM_PAGE)
         this.pages.set(index, page)
       }
+      this.unwritten.delete(index)
       page.set(data.subarray(done, done + n), off)
       done += n
     }
@@ -116,6 +145,7 @@ export class ShmemPages {
     const page = new Uint8Array(SHMEM_PAGE)
     page.set(bytes.subarray(0, SHMEM_PAGE))
     this.pages.set(index, page)
+    this.unwritten.delete(index)
     return true
   }
 
@@ -129,7 +159,12 @@ export class ShmemPages {
     let missing = 0
     for (let i = first; i < end; i++) if (!this.pages.has(i)) missing++
     if (!this.sb.charge(missing)) return false
-    for (let i = first; i < end; i++) if (!this.pages.has(i)) this.pages.set(i, new Uint8Array(SHMEM_PAGE))
+    // A new page stays unwritten; one fallocated before is zeroed and made up to date now (SGP_FALLOC).
+    for (let i = first; i < end; i++)
+      if (!this.pages.has(i)) {
+        this.pages.set(i, new Uint8Array(SHMEM_PAGE))
+        this.unwritten.add(i)
+      } else this.unwritten.delete(i)
     return true
   }
 
@@ -142,6 +177,7 @@ export class ShmemPages {
     for (const index of [...this.pages.keys()])
       if (index >= first && index < last) {
         this.pages.delete(index)
+        this.unwritten.delete(index)
         freed++
       }
     this.sb.uncharge(freed)
@@ -160,6 +196,7 @@ export class ShmemPages {
     for (const index of this.pages.keys())
       if (index >= keep) {
         this.pages.delete(index)
+        this.unwritten.delete(index)
         freed++
       }
     this.sb.uncharge(freed)
@@ -171,5 +208,6 @@ export class ShmemPages {
   clear(): void {
     this.sb.uncharge(this.pages.size)
     this.pages.clear()
+    this.unwritten.clear()
   }
 }

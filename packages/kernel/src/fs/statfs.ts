@@ -49,7 +49,8 @@ export function sysStatfs(ctx: SyscallContext, pathAddr: number, buf: number): n
 }
 
 export function sysFstatfs(ctx: SyscallContext, fd: number, buf: number): number {
-  const f = ctx.task.files.get(fd)
+  // fd is an unsigned int: the register's upper half is not part of it.
+  const f = ctx.task.files.get(fd | 0)
   if (!f) return -EBADF
   copyToUser(ctx.task.mm, buf, statfsBuf(ctx, f.inode))
   return 0

@@ -1,99 +1,56 @@
 // The host's system calls for files, directories, descriptors and pipes (fs/):
 // registered into the kernel's syscall table by syscalls.ts.
 
-import { EBADF, EEXIST, EINVAL, EISDIR, ELOOP, ENOENT, ENOTDIR, ENOTTY, EPERM, EROFS } from '../errno.js'
-import { BadAddress, copyToUser, strncpyFromUser } from '../mm/user-memory.js'
+import { EBADF, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTTY } from '../errno.js'
+import { copyToUser } from '../mm/user-memory.js'
 import type { SyscallContext, SyscallDef, SyscallFn } from '../syscalls.js'
-import { changedEntries, modified } from '../time/clock.js'
+import { modified } from '../time/clock.js'
 import { utf8Encode } from '../utf8.js'
 import { registerChown } from './chown.js'
+import { sysFallocate } from './fallocate.js'
+import { registerFcntl } from './fcntl.js'
 import {
   FdTable,
   fileOf,
-  O_ACCMODE,
-  O_APPEND,
   O_CLOEXEC,
   O_CREAT,
   O_DIRECT,
-  O_DIRECTORY,
-  O_EXCL,
-  O_NOFOLLOW,
   O_NONBLOCK,
-  O_PATH,
   O_RDONLY,
   O_TRUNC,
   O_WRONLY,
   OpenFile,
 } from './files.js'
-import { AT_FDCWD, dirAt, emptyPathAt, lookupAt, pathArg } from './namei.js'
-import { sysAccess, sysChmod, sysFaccessat, sysFaccessat2, sysFchmod, sysFchmodat } from './permissions.js'
+import { cwdPath } from './fs-struct.js'
+import { sysLseek } from './llseek.js'
+import { AT_FDCWD, emptyPathAt, lookupAt, pathArg } from './namei.js'
+import { registerNameiOps } from './namei-ops.js'
+import { O_LARGEFILE, openPath } from './open.js'
+import {
+  sysAccess,
+  sysChmod,
+  sysFaccessat,
+  sysFaccessat2,
+  sysFchmod,
+  sysFchmodat,
+  sysFchmodat2,
+} from './permissions.js'
 import { sysPoll, sysPpoll } from './poll.js'
 import { fmodeWrite, newsizeOk, registerReadWrite } from './read-write.js'
+import { sysGetdents64 } from './readdir.js'
 import { sysFstatfs, sysStatfs } from './statfs.js'
 import { registerStatx } from './statx.js'
-import { Directory, type Inode, inodeBlocks, Pipe, PipeEnd, RegularFile, S_IFMT, Symlink } from './vfs.js'
+import { Directory, type Inode, inodeBlocks, Pipe, PipeEnd, RegularFile } from './vfs.js'
 
 const AT_SYMLINK_NOFOLLOW = 0x100
-const AT_SYMLINK_FOLLOW = 0x400
+const _AT_SYMLINK_FOLLOW = 0x400
 const AT_NO_AUTOMOUNT = 0x800
 const AT_EMPTY_PATH = 0x1000
 const AT_STATX_SYNC_TYPE = 0x6000
 
 const TCGETS = 0x5401
 const TIOCGWINSZ = 0x5413
-function parentAt(
-  ctx: SyscallContext,
-  dirfd: number,
-  path: string,
-): { dir: Directory; name: string } | number {
-  const dir = dirAt(ctx, dirfd, path)
-  return typeof dir === 'number' ? dir : ctx.kernel.vfs.parentOf(path, dir)
-}
-
-/**
- * Where a new name goes (filename_create): the parent and the last
- * component. A path whose last component is not a name ("/", ".", "..")
- * names something that exists: -EEXIST, as mkdir -p relies on.
- */
-function createAt(
-  ctx: SyscallContext,
-  dirfd: number,
-  path: string,
-): { dir: Directory; name: string } | number {
-  const r = parentAt(ctx, dirfd, path)
-  return r === -EINVAL ? -EEXIST : r
-}
-
-function openPath(ctx: SyscallContext, path: string, flags: number, mode: number, dirfd = AT_FDCWD): number {
-  const { task } = ctx
-  // O_PATH opens the name only: the other flags but O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC are ignored.
-  if ((flags & O_PATH) !== 0) flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-  let node: Inode | number = lookupAt(ctx, dirfd, path, (flags & O_NOFOLLOW) !== 0)
-  // A symlink as the last component with O_NOFOLLOW is ELOOP (O_PATH opens the link itself).
-  if (node instanceof Symlink && (flags & O_PATH) === 0) return -ELOOP
-  if (typeof node === 'number') {
-    if (node !== -ENOENT || (flags & O_CREAT) === 0) return node
-    const p = parentAt(ctx, dirfd, path)
-    if (typeof p === 'number') return p
-    if (p.dir.readOnly) return -EROFS
-    node = new RegularFile(new Uint8Array(0), 0o100000 | (mode & 0o7777 & ~task.umask), ctx.kernel.vfs.shmem)
-    modified(ctx, node)
-    p.dir.children.set(p.name, node)
-    modified(ctx, p.dir)
-  } else if ((flags & O_CREAT) !== 0 && (flags & O_EXCL) !== 0) return -EEXIST
-  if ((flags & O_DIRECTORY) !== 0 && !(node instanceof Directory)) return -ENOTDIR
-  if (node instanceof Directory && (flags & O_ACCMODE) !== 0) return -EISDIR
-  if ((flags & O_TRUNC) !== 0 && node instanceof RegularFile && (flags & O_ACCMODE) !== 0) {
-    const r = node.truncate(0)
-    if (r < 0) return r
-    modified(ctx, node)
-  }
-  return task.files.install(
-    new OpenFile(node, flags & ~(O_CREAT | O_EXCL | O_TRUNC), path),
-    (flags & O_CLOEXEC) !== 0,
-  )
-}
-
+/** HC_FILE_OPEN: the guest's do_filp_open, with the path copied in and the flags checked. */
 export function hostOpen(
   ctx: SyscallContext,
   path: string,
@@ -213,129 +170,6 @@ function fstat(ctx: SyscallContext, fd: number, buf: number): number {
   return 0
 }
 
-// The path calls, each with a directory fd for its *at form (AT_FDCWD for the old one).
-const mkdirAt = (ctx: SyscallContext, dfd: number, path: number, mode: number): number => {
-  const p = pathArg(ctx, path)
-  if (typeof p === 'number') return p
-  const parent = createAt(ctx, dfd, p)
-  if (typeof parent === 'number') return parent
-  const r = ctx.kernel.vfs.mkdir(parent.dir, parent.name, mode & ~ctx.task.umask)
-  const made = parent.dir.children.get(parent.name)
-  if (r === 0 && made) modified(ctx, made)
-  return changedEntries(ctx, parent.dir, r)
-}
-
-/** unlink, or rmdir when dir: the entry goes from its directory. */
-const removeAt = (ctx: SyscallContext, dfd: number, path: number, dir: boolean): number => {
-  const p = pathArg(ctx, path)
-  if (typeof p === 'number') return p
-  const parent = parentAt(ctx, dfd, p)
-  if (typeof parent === 'number') return parent
-  const vfs = ctx.kernel.vfs
-  return changedEntries(
-    ctx,
-    parent.dir,
-    dir ? vfs.rmdir(parent.dir, parent.name) : vfs.unlink(parent.dir, parent.name),
-  )
-}
-
-const renameAt = (ctx: SyscallContext, dfd: number, from: number, dfd2: number, to: number): number => {
-  const a = pathArg(ctx, from)
-  const b = pathArg(ctx, to)
-  if (typeof a === 'number') return a
-  if (typeof b === 'number') return b
-  const pa = parentAt(ctx, dfd, a)
-  const pb = parentAt(ctx, dfd2, b)
-  if (typeof pa === 'number') return pa
-  if (typeof pb === 'number') return pb
-  const node = pa.dir.children.get(pa.name)
-  if (!node) return -ENOENT
-  const existing = pb.dir.children.get(pb.name)
-  if (existing instanceof Directory && !(node instanceof Directory)) return -EISDIR
-  if (node instanceof Directory && existing && !(existing instanceof Directory)) return -ENOTDIR
-  if (existing instanceof Directory && existing.children.size > 0) return -39
-  if (pa.dir.readOnly || pb.dir.readOnly) return -EROFS
-  // Two names of one inode: rename does nothing.
-  if (existing === node) return 0
-  pa.dir.children.delete(pa.name)
-  pb.dir.children.set(pb.name, node)
-  // The file renamed over loses that name (its space comes back with its last name and open file).
-  if (existing) existing.nlink--
-  if (existing instanceof RegularFile) existing.unlinked()
-  modified(ctx, pa.dir)
-  modified(ctx, pb.dir)
-  if (node instanceof Directory) node.parent = pb.dir
-  return 0
-}
-
-/**
- * do_linkat: the flags (AT_SYMLINK_FOLLOW, AT_EMPTY_PATH), the old name
- * (not followed unless AT_SYMLINK_FOLLOW), the new one (filename_create:
- * EEXIST), then vfs_link: a directory cannot be linked (EPERM).
- */
-const linkAt = (
-  ctx: SyscallContext,
-  dfd: number,
-  from: number,
-  dfd2: number,
-  to: number,
-  flags: number,
-): number => {
-  flags |= 0
-  if ((flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) !== 0) return -EINVAL
-  const a = pathArg(ctx, from, (flags & AT_EMPTY_PATH) !== 0)
-  const b = pathArg(ctx, to)
-  if (typeof a === 'number') return a
-  const node = a === '' ? emptyPathAt(ctx, dfd) : lookupAt(ctx, dfd, a, (flags & AT_SYMLINK_FOLLOW) === 0)
-  if (typeof node === 'number') return node
-  if (typeof b === 'number') return b
-  const pb = createAt(ctx, dfd2, b)
-  if (typeof pb === 'number') return pb
-  if (pb.dir.children.has(pb.name)) return -EEXIST
-  if (pb.dir.readOnly) return -EROFS
-  if (node instanceof Directory) return -EPERM
-  pb.dir.children.set(pb.name, node)
-  modified(ctx, pb.dir)
-  node.nlink++
-  if (node instanceof RegularFile) node.linked()
-  return 0
-}
-
-const symlinkAt = (ctx: SyscallContext, target: number, dfd: number, linkpath: number): number => {
-  const t = pathArg(ctx, target)
-  const l = pathArg(ctx, linkpath)
-  if (typeof t === 'number') return t
-  if (typeof l === 'number') return l
-  const pl = createAt(ctx, dfd, l)
-  if (typeof pl === 'number') return pl
-  if (pl.dir.children.has(pl.name)) return -EEXIST
-  if (pl.dir.readOnly) return -EROFS
-  const link = new Symlink(t)
-  modified(ctx, link)
-  pl.dir.children.set(pl.name, link)
-  modified(ctx, pl.dir)
-  return 0
-}
-
-/**
- * do_readlinkat: bufsiz is an int, and not positive is EINVAL before the
- * name is looked at; the name may be empty (LOOKUP_EMPTY: dfd itself, an
- * O_PATH symlink). Anything but a symlink is EINVAL (ENOENT when named by
- * an empty name); the copy out may fault (EFAULT).
- */
-const readlinkAt = (ctx: SyscallContext, dfd: number, path: number, buf: number, size: number): number => {
-  size |= 0
-  if (size <= 0) return -EINVAL
-  const p = pathArg(ctx, path, true)
-  if (typeof p === 'number') return p
-  const node = p === '' ? emptyPathAt(ctx, dfd) : lookupAt(ctx, dfd, p, true)
-  if (typeof node === 'number') return node
-  if (!(node instanceof Symlink)) return p === '' ? -ENOENT : -EINVAL
-  const bytes = utf8Encode(node.target).subarray(0, size)
-  copyToUser(ctx.task.mm, buf, bytes)
-  return bytes.length
-}
-
 export function registerFsSyscalls(def: SyscallDef): void {
   registerStatx(def)
   def(7, 'poll', sysPoll)
@@ -346,14 +180,12 @@ export function registerFsSyscalls(def: SyscallDef): void {
   def(90, 'chmod', sysChmod)
   def(91, 'fchmod', sysFchmod)
   def(268, 'fchmodat', sysFchmodat)
+  def(452, 'fchmodat2', sysFchmodat2)
   def(137, 'statfs', sysStatfs)
   def(138, 'fstatfs', sysFstatfs)
   def(3, 'close', ({ task }, fd) => task.files.close(fd | 0)) // an unsigned int: the upper half is not part of it
 
-  def(8, 'lseek', ({ task }, fd, off, whence) => {
-    const f = fileOf(task, fd)
-    return typeof f === 'number' ? f : f.seek(off, whence)
-  })
+  def(8, 'lseek', sysLseek)
 
   // read(2) and write(2) are the guest kernel's (fs/read_write.c: sys_read/sys_write through HC_FILE_READ and
   // HC_FILE_WRITE); the host side of a write is Kernel.fileWrite, which writev and sendfile share.
@@ -383,14 +215,13 @@ export function registerFsSyscalls(def: SyscallDef): void {
     return 0
   })
 
-  def(2, 'open', (ctx, path, flags, mode) => {
-    const p = strncpyFromUser(ctx.task.mm, path, 4096)
-    return p === null ? -36 : openPath(ctx, p, flags, mode)
-  })
-  def(257, 'openat', (ctx, dirfd, path, flags, mode) => {
-    const p = strncpyFromUser(ctx.task.mm, path, 4096)
-    if (p === null) return -36
-    return openPath(ctx, p, flags, mode, dirfd)
+  // open and openat are the guest's (guest/fs/open.c, which checks the flags and hands the walk to hostOpen).
+  // creat: do_sys_open(AT_FDCWD, O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE), flags that need no checking.
+  def(85, 'creat', (ctx, path, mode) => {
+    const p = pathArg(ctx, path)
+    return typeof p === 'number'
+      ? p
+      : openPath(ctx, p, O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode, AT_FDCWD)
   })
 
   def(5, 'fstat', fstat)
@@ -409,105 +240,14 @@ export function registerFsSyscalls(def: SyscallDef): void {
   )
   def(292, 'dup3', dup3)
 
-  def(72, 'fcntl', ({ task }, fd, cmd, arg) => {
-    const f = fileOf(task, fd)
-    if (typeof f === 'number') return f
-    const e = task.files.fds[fd | 0]! // an int, as fileOf reads it
-    switch (cmd | 0) {
-      case 0: // F_DUPFD
-      case 1030: // F_DUPFD_CLOEXEC
-        if (arg < 0 || arg >= FdTable.MAX) return -EINVAL // past RLIMIT_NOFILE
-        f.refs++
-        return task.files.install(f, cmd === 1030, arg)
-      case 1: // F_GETFD
-        return e.cloexec ? 1 : 0
-      case 2: // F_SETFD
-        e.cloexec = (arg & 1) !== 0
-        return 0
-      case 3: // F_GETFL
-        return f.flags
-      case 4: // F_SETFL
-        f.flags = (f.flags & O_ACCMODE) | (arg & (O_APPEND | 0o4000))
-        return 0
-      case 1031: // F_SETPIPE_SZ
-        return f.inode instanceof PipeEnd ? f.inode.pipe.resize(arg) : -EBADF
-      case 1032: // F_GETPIPE_SZ
-        return f.inode instanceof PipeEnd ? f.inode.pipe.capacity : -EBADF
-      default:
-        return -EINVAL
-    }
-  })
+  registerFcntl(def)
 
   def(22, 'pipe', (ctx, fds) => makePipe(ctx, fds, 0))
   def(293, 'pipe2', (ctx, fds, flags) => makePipe(ctx, fds, flags))
 
-  /**
-   * getdents64 (filldir64): count is kept in an int, so 2^31 and more is too
-   * small for any entry (EINVAL); each entry is written in turn, and one
-   * that faults ends the call: EFAULT if it was the first, else the bytes so far.
-   */
-  def(217, 'getdents64', (ctx, fd, buf, count) => {
-    const f = fileOf(ctx.task, fd)
-    if (typeof f === 'number') return f
-    if (!(f.inode instanceof Directory)) return -ENOTDIR
-    const room = count | 0
-    const entries: [string, Inode][] = [
-      ['.', f.inode],
-      ['..', f.inode.parent ?? f.inode],
-      ...[...f.inode.children.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-    ]
-    let written = 0
-    while (f.pos < entries.length) {
-      const [name, node] = entries[f.pos]
-      const nameBytes = utf8Encode(name)
-      const reclen = Math.ceil((19 + nameBytes.length + 1) / 8) * 8
-      if (written + reclen > room) return written > 0 ? written : -EINVAL
-      const rec = new Uint8Array(reclen)
-      const v = new DataView(rec.buffer)
-      v.setBigUint64(0, BigInt(ctx.kernel.vfs.inoOf(node)), true)
-      v.setBigUint64(8, BigInt(f.pos + 1), true)
-      v.setUint16(16, reclen, true)
-      const fmt = node.mode & S_IFMT
-      rec[18] = fmt === 0o040000 ? 4 : fmt === 0o100000 ? 8 : fmt === 0o020000 ? 2 : fmt === 0o010000 ? 1 : 0
-      rec.set(nameBytes, 19)
-      try {
-        copyToUser(ctx.task.mm, buf + written, rec)
-      } catch (e) {
-        if (written > 0 && e instanceof BadAddress) return written
-        throw e
-      }
-      written += reclen
-      f.pos++
-    }
-    return written
-  })
+  def(217, 'getdents64', sysGetdents64)
 
-  def(83, 'mkdir', (ctx, path, mode) => mkdirAt(ctx, AT_FDCWD, path, mode))
-  def(258, 'mkdirat', (ctx, dfd, path, mode) => mkdirAt(ctx, dfd | 0, path, mode))
-  def(87, 'unlink', (ctx, path) => removeAt(ctx, AT_FDCWD, path, false))
-  def(84, 'rmdir', (ctx, path) => removeAt(ctx, AT_FDCWD, path, true))
-  // unlinkat: AT_REMOVEDIR (0x200) makes it rmdir.
-  def(263, 'unlinkat', (ctx, dfd, path, flags) =>
-    (flags & ~0x200) !== 0 ? -EINVAL : removeAt(ctx, dfd | 0, path, (flags & 0x200) !== 0),
-  )
-  def(82, 'rename', (ctx, from, to) => renameAt(ctx, AT_FDCWD, from, AT_FDCWD, to))
-  def(264, 'renameat', (ctx, dfd, from, dfd2, to) => renameAt(ctx, dfd | 0, from, dfd2 | 0, to))
-  // renameat2: RENAME_NOREPLACE (1) is EEXIST over an existing name; RENAME_EXCHANGE is not supported.
-  def(316, 'renameat2', (ctx, dfd, from, dfd2, to, flags) => {
-    if ((flags & ~1) !== 0) return -EINVAL
-    if (flags & 1) {
-      const b = pathArg(ctx, to)
-      if (typeof b === 'number') return b
-      if (typeof lookupAt(ctx, dfd2 | 0, b, true) !== 'number') return -EEXIST
-    }
-    return renameAt(ctx, dfd | 0, from, dfd2 | 0, to)
-  })
-  def(86, 'link', (ctx, from, to) => linkAt(ctx, AT_FDCWD, from, AT_FDCWD, to, 0))
-  def(265, 'linkat', (ctx, dfd, from, dfd2, to, flags) => linkAt(ctx, dfd | 0, from, dfd2 | 0, to, flags))
-  def(88, 'symlink', (ctx, target, linkpath) => symlinkAt(ctx, target, AT_FDCWD, linkpath))
-  def(266, 'symlinkat', (ctx, target, dfd, linkpath) => symlinkAt(ctx, target, dfd | 0, linkpath))
-  def(89, 'readlink', (ctx, path, buf, size) => readlinkAt(ctx, AT_FDCWD, path, buf, size))
-  def(267, 'readlinkat', (ctx, dfd, path, buf, size) => readlinkAt(ctx, dfd | 0, path, buf, size))
+  registerNameiOps(def)
   registerChown(def)
   // do_sys_ftruncate: the length, the descriptor, then a regular file open for writing; the new size
   // within RLIMIT_FSIZE (inode_newsize_ok).
@@ -529,9 +269,11 @@ export function registerFsSyscalls(def: SyscallDef): void {
     if (!(node instanceof RegularFile)) return -EINVAL
     return truncateTo(ctx, node, len)
   })
+  // getcwd: a removed cwd is ENOENT; size is an unsigned long; the path is from the task's root.
   def(79, 'getcwd', (ctx, buf, size) => {
-    const cwd = utf8Encode(`${ctx.kernel.vfs.pathOf(ctx.task.cwd)}\0`)
-    if (size < cwd.length) return -34
+    if (ctx.task.cwd.dead) return -ENOENT
+    const cwd = utf8Encode(`${cwdPath(ctx.kernel.vfs, ctx.task)}\0`)
+    if (size >= 0 && size < cwd.length) return -34
     copyToUser(ctx.task.mm, buf, cwd)
     return cwd.length
   })
@@ -557,21 +299,7 @@ export function registerFsSyscalls(def: SyscallDef): void {
     return old
   })
 
-  // fallocate (vfs_fallocate's checks, then shmem_fallocate): tmpfs knows KEEP_SIZE (1) and PUNCH_HOLE (2).
-  def(285, 'fallocate', (ctx, fd, mode, offset, len) => {
-    const f = fileOf(ctx.task, fd)
-    if (typeof f === 'number') return f
-    if (offset >= 2 ** 63 || len >= 2 ** 63 || len === 0) return -EINVAL // loff_t: negative
-    mode |= 0
-    if ((mode & ~3) !== 0 || ((mode & 2) !== 0 && (mode & 1) === 0)) return -95 // EOPNOTSUPP
-    if ((f.flags & O_ACCMODE) === O_RDONLY || (f.flags & O_PATH) !== 0) return -EBADF
-    if (f.inode instanceof PipeEnd) return -29 // ESPIPE
-    if (f.inode instanceof Directory) return -EISDIR
-    if (!(f.inode instanceof RegularFile)) return -19 // ENODEV
-    const r = f.inode.fallocate(mode, offset, len)
-    if (r === 0) modified(ctx, f.inode)
-    return r
-  })
+  def(285, 'fallocate', sysFallocate)
   def(74, 'fsync', (ctx, fd) => fsync(ctx, fd))
   def(75, 'fdatasync', (ctx, fd) => fsync(ctx, fd))
 }

@@ -83,6 +83,8 @@ export class RegularFile implements Inode, ShmemOrphan {
   protected readonly pages: ShmemPages
   /** Bumped by every change of the bytes: the page cache's pages of an older version are stale. */
   version = 0
+  /** Without a name yet may get one (I_LINKABLE: an O_TMPFILE file opened without O_EXCL). */
+  linkable = false
   /** Open files on it and directory entries naming it (nlink may also count a host file's other names). */
   private opens = 0
   private entries = 1
@@ -137,6 +139,10 @@ export class RegularFile implements Inode, ShmemOrphan {
     this.length = Math.max(this.length, pos + n)
     return n
   }
+  /** SEEK_DATA (data) or SEEK_HOLE from start, within the size: the offset, or -ENXIO. */
+  seekHoleData(start: bigint, data: boolean): bigint | number {
+    return this.pages.seekHoleData(start, BigInt(this.size()), data)
+  }
   /** Growing makes a hole (no space taken); shrinking gives the pages past the end back. 0 or -errno. */
   truncate(len: number): number {
     if (!(len >= 0) || len >= 2 ** 63) return -EINVAL // loff_t: a negative length
@@ -152,12 +158,13 @@ export class RegularFile implements Inode, ShmemOrphan {
    * All of the space or ENOSPC, as shmem_fallocate. 0 or -errno.
    */
   fallocate(mode: number, offset: number, len: number): number {
-    if (offset + len > MAX_FILE_SIZE) return -EFBIG
-    this.version++
     if ((mode & 2) !== 0) {
+      this.version++
       if (offset < this.length) this.pages.punch(offset, Math.min(len, this.length - offset))
       return 0
     }
+    if (offset + len > MAX_FILE_SIZE) return -EFBIG
+    this.version++
     if (!this.pages.allocate(Math.floor(offset / SHMEM_PAGE), Math.ceil((offset + len) / SHMEM_PAGE)))
       return -ENOSPC
     if ((mode & 1) === 0) this.length = Math.max(this.length, offset + len)
@@ -195,6 +202,52 @@ export class RegularFile implements Inode, ShmemOrphan {
   }
 }
 
+/**
+ * A directory's own entries as tmpfs keeps them (fs/libfs.c's simple_offset):
+ * in d_children order, newest (made or moved in last) first, and each with
+ * its directory offset, handed out in turn from 3 (readdir's positions).
+ */
+export class Dentries extends Map<string, Inode> {
+  private static moved = 0
+  private readonly order = new Map<string, number>()
+  private readonly offsets = new Map<string, number>()
+  private nextOffset = DIR_OFFSET_MIN
+  override set(name: string, node: Inode): this {
+    if (!super.has(name)) {
+      this.order.set(name, ++Dentries.moved)
+      this.offsets.set(name, this.nextOffset)
+      this.nextOffset = this.nextOffset >= DIR_OFFSET_MAX ? DIR_OFFSET_MIN : this.nextOffset + 1
+    }
+    return super.set(name, node)
+  }
+  override delete(name: string): boolean {
+    this.order.delete(name)
+    this.offsets.delete(name)
+    return super.delete(name)
+  }
+  override clear(): void {
+    this.order.clear()
+    this.offsets.clear()
+    super.clear()
+  }
+  /** The name's place in d_children (a larger number: nearer the head) and its offset. */
+  placeOf(name: string): { order: number; offset: number } {
+    return { order: this.order.get(name) ?? 0, offset: this.offsets.get(name) ?? 0 }
+  }
+  /** The dentry under name moved to the head (d_move); it keeps offset when given (a rename over a name). */
+  moved(name: string, offset?: number): void {
+    if (!super.has(name)) return
+    this.order.set(name, ++Dentries.moved)
+    if (offset) this.offsets.set(name, offset)
+  }
+}
+
+/** simple_offset's range: offsets 0 and 1 are the dots, 2 the first entry, S32_MAX the end. */
+export const DIR_OFFSET_FIRST = 2
+export const DIR_OFFSET_EOD = 0x7fffffff
+const DIR_OFFSET_MIN = 3
+const DIR_OFFSET_MAX = DIR_OFFSET_EOD - 1
+
 export class Directory implements Inode {
   perm = 0o755
   get mode(): number {
@@ -210,7 +263,9 @@ export class Directory implements Inode {
   hostBlocks?: number
   /** In a read-only mount: creating, removing or renaming entries is EROFS. */
   readOnly = false
-  private readonly own = new Map<string, Inode>()
+  /** Removed (S_DEAD): nothing is looked up or created in it any more, though it may still be open or a cwd. */
+  dead = false
+  private readonly own = new Dentries()
   /** Entries not read yet: a host directory's, read on first use (one level at a time). */
   private pending: ((into: Map<string, Inode>) => void)[] = []
   constructor(public parent: Directory | null = null) {}
@@ -406,10 +461,44 @@ export interface MountOptions {
   hide?: readonly string[]
 }
 
-export interface Lookup {
+/** nd->last_type: what a path's last component is. */
+export const LAST_NORM = 0
+export const LAST_ROOT = 1
+export const LAST_DOT = 2
+export const LAST_DOTDOT = 3
+
+/** Lookup flags (include/linux/namei.h): follow a trailing symlink; the result must be a directory. */
+export const LOOKUP_FOLLOW = 0x1
+export const LOOKUP_DIRECTORY = 0x2
+
+/** walk_component's flags: the path's own last component; more components follow. */
+const WALK_TRAILING = 1
+const WALK_MORE = 2
+
+/** MAXSYMLINKS: symlinks one lookup may follow in all. */
+const MAXSYMLINKS = 40
+
+/** struct nameidata, as far as a walk over this file system needs it. */
+export interface Nameidata {
+  /** Where the walk stands: after link_path_walk the directory holding the last component, after a full lookup what the path names. */
   inode: Inode
-  parent: Directory
-  name: string
+  /** The last component, and its type (LAST_*). */
+  last: string
+  type: number
+  /** A slash followed the last component (nd->last.name[nd->last.len] != 0). */
+  trailing: boolean
+  /** LOOKUP_FOLLOW, LOOKUP_DIRECTORY. */
+  flags: number
+  /** Symlinks followed so far (nd->total_link_count). */
+  links: number
+  /** nd->root: where an absolute path or symlink starts and ".." stops (the task's root: chroot). */
+  root: Directory
+}
+
+const skipSlashes = (s: string): string => {
+  let k = 0
+  while (s.charCodeAt(k) === 47) k++
+  return k === 0 ? s : s.slice(k)
 }
 
 /** NAME_MAX: a path component of more than 255 bytes. */
@@ -443,35 +532,132 @@ export class Vfs {
     return ino
   }
 
-  /** Resolve an absolute or cwd-relative path. */
-  lookup(path: string, cwd: Directory = this.root, nofollow = false): Inode | number {
-    const r = this.walk(path, cwd, nofollow)
-    return typeof r === 'number' ? r : r.inode
+  /** Resolve an absolute or cwd-relative path (symlinks followed, the last one too unless nofollow). */
+  lookup(path: string, cwd: Directory = this.root, nofollow = false, root = this.root): Inode | number {
+    if (path === '') return -ENOENT
+    const nd = this.nameidata(cwd, path, nofollow ? 0 : LOOKUP_FOLLOW, root)
+    const r = this.pathLookupat(nd, path)
+    return r < 0 ? r : nd.inode
   }
 
-  /** Resolve a path; symlinks are followed, the last one only unless `nofollow` (lstat, readlink, unlink). */
-  walk(path: string, cwd: Directory = this.root, nofollow = false, depth = 0): Lookup | number {
-    if (path === '') return -ENOENT
-    if (depth > 40) return -ELOOP
-    let dir: Directory = path.startsWith('/') ? this.root : cwd
-    const parts = path.split('/').filter((p) => p !== '' && p !== '.')
-    if (parts.length === 0) return { inode: dir, parent: dir.parent ?? dir, name: '.' }
-    for (let i = 0; i < parts.length; i++) {
-      const name = parts[i]
-      let next: Inode | undefined = name === '..' ? (dir.parent ?? dir) : dir.child(name)
-      // A name no directory can hold is the file system's lookup's ENAMETOOLONG (simple_lookup).
-      if (!next) return nameTooLong(name) ? -ENAMETOOLONG : -ENOENT
-      const last = i === parts.length - 1
-      if (next instanceof Symlink && !(last && nofollow)) {
-        const r = this.walk(next.target, dir, false, depth + 1)
-        if (typeof r === 'number') return r
-        next = r.inode
-      }
-      if (last) return { inode: next, parent: dir, name }
-      if (!(next instanceof Directory)) return -ENOTDIR
-      dir = next
+  /** path_init's state for a walk from start (root, the task's, for an absolute path). */
+  nameidata(start: Inode, path: string, flags = 0, root = this.root): Nameidata {
+    return {
+      root,
+      inode: path.startsWith('/') ? root : start,
+      last: '',
+      type: LAST_ROOT,
+      trailing: false,
+      flags,
+      links: 0,
     }
-    return -ENOENT
+  }
+
+  /**
+   * link_path_walk: every component but the last, symlinks on the way
+   * followed (a nested one's last component too); each component walked
+   * through must be a directory (ENOTDIR). 0 or -errno; nd holds the last
+   * component and the directory it is in.
+   */
+  linkPathWalk(nd: Nameidata, path: string): number {
+    const stack: string[] = []
+    let name = skipSlashes(path)
+    if (name === '') return 0
+    for (;;) {
+      const slash = name.indexOf('/')
+      const comp = slash < 0 ? name : name.slice(0, slash)
+      nd.last = comp
+      nd.type = comp === '..' ? LAST_DOTDOT : comp === '.' ? LAST_DOT : LAST_NORM
+      const rest = slash < 0 ? '' : skipSlashes(name.slice(slash))
+      let link: string | number | null
+      if (rest === '') {
+        // The path's last component: done. A followed symlink's: walked, then the path goes on.
+        if (stack.length === 0) {
+          nd.trailing = slash >= 0
+          return 0
+        }
+        name = stack.pop() as string
+        link = this.walkComponent(nd, 0)
+      } else {
+        name = rest
+        link = this.walkComponent(nd, WALK_MORE)
+      }
+      if (typeof link === 'number') return link
+      if (link !== null) {
+        stack.push(name)
+        name = link
+        continue
+      }
+      if (!(nd.inode instanceof Directory)) return -ENOTDIR
+    }
+  }
+
+  /**
+   * walk_component: step into nd.last. "." stays, ".." goes up (the root is
+   * its own parent); a symlink to follow gives its body to walk next (null:
+   * nothing more to walk), else nd.inode is what the name holds.
+   */
+  private walkComponent(nd: Nameidata, flags: number): string | number | null {
+    if (nd.type !== LAST_NORM) {
+      // follow_dotdot: not above the task's root (nor the file system's, its own parent).
+      if (nd.type === LAST_DOTDOT && nd.inode !== nd.root)
+        nd.inode = (nd.inode as Directory).parent ?? this.root
+      return null
+    }
+    const dir = nd.inode as Directory
+    // A removed directory looks nothing up (__lookup_slow: IS_DEADDIR).
+    if (dir.dead) return -ENOENT
+    const child = dir.child(nd.last)
+    // A name no directory can hold is the file system's lookup's ENAMETOOLONG (simple_lookup).
+    if (!child) return nameTooLong(nd.last) ? -ENAMETOOLONG : -ENOENT
+    const follow =
+      child instanceof Symlink && !((flags & WALK_TRAILING) !== 0 && (nd.flags & LOOKUP_FOLLOW) === 0)
+    if (!follow) {
+      nd.inode = child
+      return null
+    }
+    // pick_link: MAXSYMLINKS in all; an absolute body starts again from the root.
+    if (nd.links++ >= MAXSYMLINKS) return -ELOOP
+    let body = (child as Symlink).target
+    if (body.startsWith('/')) {
+      nd.inode = nd.root
+      body = skipSlashes(body)
+    }
+    return body === '' ? null : body
+  }
+
+  /** finish_lookup: step into the last component (a symlink there only with LOOKUP_FOLLOW); as walkComponent. */
+  walkLast(nd: Nameidata): string | number | null {
+    return this.walkComponent(nd, WALK_TRAILING)
+  }
+
+  /**
+   * path_lookupat: the whole path. A trailing slash after a name asks for a
+   * directory and follows a symlink there (lookup_last). 0 or -errno; nd.inode
+   * is what the path names.
+   */
+  pathLookupat(nd: Nameidata, path: string): number {
+    let s = path
+    for (;;) {
+      const err = this.linkPathWalk(nd, s)
+      if (err) return err
+      if (nd.type === LAST_NORM && nd.trailing) nd.flags |= LOOKUP_FOLLOW | LOOKUP_DIRECTORY
+      const link = this.walkLast(nd)
+      if (typeof link === 'number') return link
+      if (link === null) break
+      s = link
+    }
+    if ((nd.flags & LOOKUP_DIRECTORY) !== 0 && !(nd.inode instanceof Directory)) return -ENOTDIR
+    return 0
+  }
+
+  /** The last component of a walk ended by linkPathWalk, looked up without following it (lookup_one_qstr_excl). */
+  lookupLast(nd: Nameidata): Inode | undefined | number {
+    const dir = nd.inode as Directory
+    if (dir.dead) return -ENOENT
+    const child = dir.child(nd.last)
+    if (!child && nameTooLong(nd.last)) return -ENAMETOOLONG
+    return child
   }
 
   /** The absolute path of a directory (for getcwd). */
@@ -486,20 +672,6 @@ export class Vfs {
       d = parent
     }
     return `/${parts.join('/')}`
-  }
-
-  /** The directory that would contain path, and the last component. */
-  parentOf(path: string, cwd: Directory = this.root): { dir: Directory; name: string } | number {
-    const trimmed = path.replace(/\/+$/, '')
-    const i = trimmed.lastIndexOf('/')
-    const dirPath = i < 0 ? '.' : i === 0 ? '/' : trimmed.slice(0, i)
-    const name = trimmed.slice(i + 1)
-    const d = this.lookup(dirPath, cwd)
-    if (typeof d === 'number') return d
-    if (!(d instanceof Directory)) return -ENOTDIR
-    if (name === '' || name === '.' || name === '..') return -EINVAL
-    if (nameTooLong(name)) return -ENAMETOOLONG
-    return { dir: d, name }
   }
 
   mkdirp(path: string): Directory {
@@ -693,6 +865,13 @@ class HostFile extends RegularFile {
   override blocks(): number {
     if (this.copiedUp) return super.blocks()
     return this.hostBlocks ?? Math.ceil(this.hostSize / SHMEM_PAGE) * 8
+  }
+  /** Not copied up: the host's bytes are all data. */
+  override seekHoleData(start: bigint, data: boolean): bigint | number {
+    if (this.copiedUp) return super.seekHoleData(start, data)
+    const end = BigInt(this.hostSize)
+    if (start >= end) return -6 // ENXIO
+    return data ? start : end
   }
   override readAt(pos: number, count: number): Uint8Array {
     if (this.copiedUp) return super.readAt(pos, count)

@@ -8,6 +8,7 @@
 
 import { EAFNOSUPPORT, EBADF, ECONNREFUSED, EINVAL, ENOTCONN, ENOTSOCK, EPROTONOSUPPORT } from '../errno.js'
 import { O_CLOEXEC, O_NONBLOCK, O_RDWR, OpenFile } from '../fs/files.js'
+import { taskRoot } from '../fs/fs-struct.js'
 import type { Inode } from '../fs/vfs.js'
 import { copyFromUser, copyToUser, readUserU32, writeUserU32 } from '../mm/user-memory.js'
 import type { SyscallContext, SyscallDef } from '../syscalls.js'
@@ -78,8 +79,8 @@ export function sysConnect(ctx: SyscallContext, fd: number, addr: number, addrle
   if (sa[2] === 0) return -ECONNREFUSED
   const end = sa.indexOf(0, 2)
   const path = utf8Decode(sa.subarray(2, end < 0 ? len : end))
-  const dir = path.startsWith('/') ? ctx.kernel.vfs.root : ctx.task.cwd
-  const node = ctx.kernel.vfs.lookup(path, dir)
+  const root = taskRoot(ctx.kernel.vfs, ctx.task)
+  const node = ctx.kernel.vfs.lookup(path, ctx.task.cwd, false, root)
   if (typeof node === 'number') return node
   return -ECONNREFUSED
 }

@@ -1,12 +1,13 @@
-// A task's end (kernel/exit.c's host half): do_exit and do_group_exit reach
-// it through HC_EXIT; a thread of a dying group, or a task killed while
+// A task's end (kernel/exit.c's host half): do_exit reaches it through
+// HC_EXIT (do_group_exit first kills the other threads through
+// HC_ZAP_OTHER_THREADS); a thread of a dying group, or a task killed while
 // switched out, ends here too. exit_mm / exit_files, exit_notify (orphans
 // to init, SIGCHLD to the parent, the tracers' death report) and
 // release_task (reap) are the host's; the guest then switches away for good
 // (do_task_dead) and the next task's finish_task_switch frees the stack.
 
 import type { Cpu } from '@probekit/x86-emu'
-import { HC_EXIT, HC_EXIT_REPORT } from '../abi.js'
+import { HC_EXIT, HC_EXIT_REPORT, HC_ZAP_OTHER_THREADS } from '../abi.js'
 import { hcArg as arg, hcRet as ret } from '../arch/hypercall.js'
 import type { Kernel } from '../kernel.js'
 import { writeUserU32 } from '../mm/user-memory.js'
@@ -41,12 +42,16 @@ export class TaskExit {
       // do_exit's code is a wait status: the exit code in bits 8-15, or the signal that killed it.
       const code = (status >> 8) & 0xff
       const signal = status & 0x7f
-      if (task.state !== 'zombie') {
-        if (arg(c, 1) !== 0) this.exitGroup(c, task, code, signal)
-        else this.exitTask(c, task, code, signal)
-      }
+      if (task.state !== 'zombie') this.exitTask(c, task, code, signal)
       kernel.sched.noteWakeups(c)
       ret(c, 0)
+    })
+    // do_group_exit, before its do_exit: the rest of the group dies with the same status.
+    kernel.machine.registerHypercall(HC_ZAP_OTHER_THREADS, (c) => {
+      const status = arg(c, 0)
+      this.zapOtherThreads(c, kernel.current(c), (status >> 8) & 0xff, status & 0x7f)
+      kernel.sched.noteWakeups(c)
+      ret(c, status)
     })
   }
 
@@ -127,8 +132,8 @@ export class TaskExit {
     if (task === k.init) k.machine.stop(`init exited with status ${exitStatus(task).status}`)
   }
 
-  /** exit_group / a fatal signal: every thread of the group ends; the leader's status is the group's. */
-  exitGroup(c: Cpu, task: Task, code: number, signal: number): void {
+  /** zap_other_threads (exit_group, a fatal signal): every other thread of task's group ends; the leader's status is the group's. */
+  zapOtherThreads(c: Cpu, task: Task, code: number, signal: number): void {
     const tasks = this.kernel.tasks
     const leader = tasks.get(task.tgid)
     if (leader && leader !== task) {
@@ -138,7 +143,6 @@ export class TaskExit {
     for (const t of [...tasks.values()])
       if (t.tgid === task.tgid && t !== task && t.state !== 'zombie')
         this.kernel.signals.zap(c, t, signal || -1, code, signal)
-    this.exitTask(c, task, code, signal)
   }
 
   /** release_task: remove a zombie (wait4 collected it, or nobody will). */

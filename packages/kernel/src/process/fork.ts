@@ -10,6 +10,7 @@ import { Task } from '../sched/task.js'
 import type { SyscallContext } from '../syscalls.js'
 
 export const CLONE_VM = 0x100
+export const CLONE_FS = 0x200
 export const CLONE_FILES = 0x400
 export const CLONE_SIGHAND = 0x800
 export const CLONE_VFORK = 0x4000
@@ -53,7 +54,9 @@ export function forkTask(
   child.xmm.set(ctx.cpu.xmm)
   child.mxcsr = ctx.cpu.mxcsr
   child.x87 = copyX87State(x87State(ctx.cpu))
-  child.cwd = parent.cwd
+  // copy_fs: one fs_struct (root and cwd) for both with CLONE_FS (threads), else a copy.
+  child.fs = (flags & CLONE_FS) !== 0 ? parent.fs : parent.fs.copy()
+  child.caps = { ...parent.caps }
   child.umask = parent.umask
   rseqFork(parent, child, shareVm)
   child.pgid = parent.pgid

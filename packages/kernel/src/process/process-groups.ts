@@ -34,29 +34,32 @@ export function sysGetsid(ctx: SyscallContext, pid: number): number {
   return t ? t.sid : -ESRCH
 }
 
-/** setpgid(pid, pgid): the caller or one of its children, into a group of the same session. */
+/**
+ * setpgid(pid, pgid), in ksys_setpgid's order: 0 means the caller (pid) and
+ * pid (pgid), then a negative pgid is EINVAL; the task must exist (ESRCH, a
+ * zombie too), lead its thread group (EINVAL), and be the caller or its
+ * child (ESRCH) in its session (EPERM) that has not exec'd (EACCES); a
+ * session leader stays (EPERM); another group must exist in the session.
+ */
 export function sysSetpgid(ctx: SyscallContext, pidArg: number, pgidArg: number): number {
-  const pid = pidArg | 0
-  const pgid0 = pgidArg | 0
-  if (pgid0 < 0) return -EINVAL
   const self = ctx.kernel.tasks.get(ctx.task.tgid) ?? ctx.task
-  const target = processOf(ctx, pid)
-  if (!target) return -ESRCH
-  const pgid = pgid0 === 0 ? target.tgid : pgid0
-  if (target !== self) {
-    if (target.parent?.tgid !== self.tgid) return -ESRCH
-    if (target.sid !== self.sid) return -EPERM
+  const pid = pidArg | 0 || self.tgid
+  const pgid = pgidArg | 0 || pid
+  if (pgid < 0) return -EINVAL
+  const p = pid > 0 ? ctx.kernel.tasks.get(pid) : undefined
+  if (!p) return -ESRCH
+  if (!p.isThreadGroupLeader) return -EINVAL
+  if (p.parent?.tgid === self.tgid) {
+    if (p.sid !== self.sid) return -EPERM
     // A live child with vforkDone has exec'd (exit would have made it a zombie).
-    if (target.vforkDone) return -EACCES
-  }
-  if (target.sid === target.tgid) return -EPERM // a session leader stays in its group
-  if (pgid !== target.tgid) {
-    const member = [...ctx.kernel.tasks.values()].some(
-      (t) => t.state !== 'zombie' && t.pgid === pgid && t.sid === self.sid,
-    )
+    if (p.vforkDone && p.state !== 'zombie') return -EACCES
+  } else if (p !== self) return -ESRCH
+  if (p.sid === p.tgid) return -EPERM // a session leader stays in its group
+  if (pgid !== pid) {
+    const member = [...ctx.kernel.tasks.values()].some((t) => t.pgid === pgid && t.sid === self.sid)
     if (!member) return -EPERM
   }
-  setIds(ctx, target.tgid, pgid)
+  setIds(ctx, p.tgid, pgid)
   return 0
 }
 

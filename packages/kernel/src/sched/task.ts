@@ -6,8 +6,10 @@
 import { newX87State, type X87State } from '@probekit/x86-emu'
 import { PT_REGS, PT_REGS_SIZE, type PtRegsField } from '../abi.js'
 import type { FdTable } from '../fs/files.js'
+import { FsStruct } from '../fs/fs-struct.js'
 import type { Directory } from '../fs/vfs.js'
 import type { Mm } from '../mm/mm.js'
+import { type Capabilities, rootCapabilities } from '../process/capability.js'
 import { defaultRlimits, type Rlimits } from '../process/rlimits.js'
 import { type SigInfo, SignalHandlers } from '../signal/signals.js'
 import type { RseqRegistration } from './rseq.js'
@@ -65,8 +67,18 @@ export class Task {
   pendingKill = 0
   /** Chosen by the OOM killer (tsk_is_oom_victim): until it is gone, no other victim is chosen. */
   oomVictim = false
-  /** Working directory (set at creation: the file system root) and file mode creation mask. */
-  cwd!: Directory
+  /** Root and working directory (fs_struct): shared with the tasks cloned with CLONE_FS. */
+  fs = new FsStruct()
+  /** Capability sets (all of them: every task runs as root), capset may drop some. */
+  caps: Capabilities = rootCapabilities()
+  /** Working directory (set at creation: the file system root): its fs_struct's. */
+  get cwd(): Directory {
+    return this.fs.cwd
+  }
+  set cwd(dir: Directory) {
+    this.fs.cwd = dir
+  }
+  /** File mode creation mask. */
   umask = 0o022
   /** Process group and session ids (setpgid, setsid); inherited across fork and exec. */
   pgid = 0

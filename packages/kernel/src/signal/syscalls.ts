@@ -108,7 +108,11 @@ export function registerSignalSyscalls(def: SyscallDef): void {
     const MINSIGSTKSZ = 2048
     const sp = frame.get('sp')
     const alt = task.altStack
-    const onAlt = alt.size > 0 && sp > alt.sp && sp <= alt.sp + alt.size
+    // on_sig_stack, in unsigned longs (a stack at -1 of size 2^64-1 holds no sp); never with SS_AUTODISARM.
+    const base = BigInt.asUintN(64, BigInt(alt.sp))
+    const at = BigInt.asUintN(64, BigInt(sp))
+    const size = alt.size >= 2 ** 64 ? (1n << 64n) - 1n : BigInt(alt.size)
+    const onAlt = (alt.flags & SS_AUTODISARM) === 0 && at > base && at - base <= size
     const old = new Uint8Array(24)
     const ov = new DataView(old.buffer)
     ov.setBigUint64(0, BigInt.asUintN(64, BigInt(alt.sp)), true)

@@ -37,6 +37,8 @@ function timespecNs(ctx: SyscallContext, ts: number): number {
 /** clockid_to_kclock's clocks (a negative id is a pid's or a thread's CPU clock: none here), and those with nsleep. */
 const CLOCKS = new Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11])
 const NSLEEP_CLOCKS = new Set([0, 1, 2, 7, 8, 9, 11])
+const CLOCK_REALTIME_ALARM = 8
+const CLOCK_BOOTTIME_ALARM = 9
 const EOPNOTSUPP = 95
 const GRND_NONBLOCK = 1
 const GRND_RANDOM = 2
@@ -45,6 +47,8 @@ const GRND_INSECURE = 4
 export function registerTimeSyscalls(def: SyscallDef): void {
   def(228, 'clock_gettime', (ctx, clock, tp) => {
     if (!CLOCKS.has(clock | 0)) return -EINVAL
+    // The alarm clocks read the RTC, and there is none (alarm_clock_get_timespec).
+    if ((clock | 0) === CLOCK_REALTIME_ALARM || (clock | 0) === CLOCK_BOOTTIME_ALARM) return -EINVAL
     const ns = nowNs(ctx)
     const sec = (clock === 0 ? CLOCK_EPOCH_SECONDS : 0) + Math.floor(ns / 1e9)
     const b = new Uint8Array(16)

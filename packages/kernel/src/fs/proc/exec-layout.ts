@@ -4,6 +4,7 @@
 // runs and may change it, and from the executable's program headers as
 // load_elf_binary computes them.
 
+import { imageBytes } from '../../exec/binfmt.js'
 import { ET_DYN, PF_X, PT_LOAD, parseElf } from '../../exec/elf.js'
 import type { Mm } from '../../mm/mm.js'
 import { copyFromUser, readUserU64 } from '../../mm/user-memory.js'
@@ -61,7 +62,7 @@ export function saveExecLayout(
   const argEnd = argc > 0 ? stringEnd(mm, argv[argc - 1]) : envp.length > 0 ? envp[0] : sp
   const envStart = envp.length > 0 ? envp[0] : argEnd
   // load_elf_binary's bounds: the lowest executable and the highest segment start, the ends of their file parts.
-  const elf = parseElf(file.contents())
+  const elf = parseElf(imageBytes(file))
   let atEntry = elf.entry
   for (let k = 0; k < auxv.length; k += 2) if (auxv[k] === AT_ENTRY) atEntry = auxv[k + 1]
   const bias = elf.type === ET_DYN ? atEntry - elf.entry : 0

@@ -1,10 +1,11 @@
 // /proc/PID (fs/proc/base.c tgid_base_stuff): one directory a task, with
-// exe and cwd links made when they are looked at (exec and chdir change
-// them), and files whose text is made when read. A task without an mm (a
-// zombie) has no exe or cwd link, as on Linux.
+// exe, cwd and root links made when they are looked at (exec, chdir and
+// chroot change them), and files whose text is made when read. A task
+// without an mm (a zombie) has no exe, cwd or root link, as on Linux.
 
 import type { Kernel } from '../../kernel.js'
 import type { Task } from '../../sched/task.js'
+import { dPathDir, taskRoot } from '../fs-struct.js'
 import { type Directory, type Inode, S_IFREG, Symlink } from '../vfs.js'
 import { showAuxv, showCmdline, showEnviron } from './cmdline.js'
 import { ProcFdDirectory } from './fd-dir.js'
@@ -51,7 +52,10 @@ export class PidDirectory extends ProcDirectory {
     yield* this.fixed
     const t = this.task
     if (t.state === 'zombie') return
-    yield ['cwd', this.link('cwd', this.kernel.vfs.pathOf(t.cwd))]
+    // As d_path shows them to the task looking (its root: chroot): the task's working directory and root.
+    const viewer = this.kernel.entry.serving
+    yield ['cwd', this.link('cwd', dPathDir(this.kernel.vfs, t.cwd, viewer))]
+    yield ['root', this.link('root', dPathDir(this.kernel.vfs, taskRoot(this.kernel.vfs, t), viewer))]
     const exe = t.mm.execLayout?.exe
     if (exe !== undefined) yield ['exe', this.link('exe', exe)]
   }
