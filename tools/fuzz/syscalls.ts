@@ -3,23 +3,37 @@
 // Linux host the same run natively, call by call. The CI test
 // (packages/kernel/test/syscall-fuzz.test.ts) does one short seed.
 //
-//   npx tsx --conditions=@probekit/source tools/fuzz/syscalls.ts [--count N] [--no-native] [--list] SEED...
+//   npx tsx --conditions=@probekit/source tools/fuzz/syscalls.ts [--count N] [--no-native] [--list] [--save DIR] SEED...
 //
 // Defaults: 100000 calls, seeds 1 2 3. Per seed it prints the time, how the
 // run ended (a host exception names the call being served), the fuzzer's
 // summary (counts per errno, canary, witness), the unimplemented calls met,
 // and the calls answered differently from Linux, grouped per system call,
 // those the test's allow-list (test/support/syscall-fuzz.ts) does not let
-// pass first (NEW); --list prints each difference with its arguments. Exit status 1
+// pass first (NEW); --list prints each difference with its arguments, --save DIR
+// writes both runs' -v output (DIR/probekit-SEED.txt, DIR/linux-SEED.txt). Then
+// the scratch directories as the two runs left them, name by name: a call
+// answered alike but done otherwise shows there first. Exit status 1
 // if any run ended otherwise than by the fuzzer's exit 0, or answered a call
 // otherwise than Linux where the allow-list does not say why.
 
-import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { Kernel, PERCPU_TOP_OF_STACK, PT_REGS_SIZE, syscallName } from '../../packages/kernel/src/index.js'
-import { compareCalls, parseCalls } from '../../packages/kernel/test/support/syscall-fuzz.js'
+import {
+  Directory,
+  type Inode,
+  Kernel,
+  PERCPU_TOP_OF_STACK,
+  PT_REGS_SIZE,
+  Symlink,
+  syscallName,
+} from '../../packages/kernel/src/index.js'
+import {
+  compareCalls,
+  makeScratch,
+  parseCalls,
+  runNative,
+} from '../../packages/kernel/test/support/syscall-fuzz.js'
 import { optionChecks } from './options.js'
 
 const root = new URL('../../packages/kernel/', import.meta.url)
@@ -31,13 +45,15 @@ const argv = process.argv.slice(2)
 let count = 100_000
 let native = process.platform === 'linux' && process.arch === 'x64'
 let list = false
+let save = ''
 const seeds: string[] = []
 for (let k = 0; k < argv.length; k++) {
   if (argv[k] === '--count') count = integer('count', argv[++k], count)
   else if (argv[k] === '--no-native') native = false
   else if (argv[k] === '--list') list = true
+  else if (argv[k] === '--save') save = argv[++k] ?? fail('--save wants a directory')
   else if (/^\d+$/.test(argv[k])) seeds.push(argv[k])
-  else fail(`unknown argument '${argv[k]}' (--count N, --no-native, --list, SEED...)`)
+  else fail(`unknown argument '${argv[k]}' (--count N, --no-native, --list, --save DIR, SEED...)`)
 }
 if (seeds.length === 0) seeds.push('1', '2', '3')
 
@@ -56,9 +72,11 @@ function emulate(seed: string, scratch: string): { out: string; ended: string; o
     },
   })
   kernel.vfs.writeFile('/bin/syscallfuzz', new Uint8Array(readFileSync(fuzzer)))
+  // Its first process runs the fuzzer as a child: not pid 1 nor a session leader, as natively.
+  kernel.vfs.writeFile('/bin/fuzzinit', new Uint8Array(readFileSync(new URL('fuzzinit', fuzzer))))
   kernel.vfs.mkdirp(scratch)
   kernel.boot()
-  kernel.spawn('/bin/syscallfuzz', ['syscallfuzz', '-v', seed, String(count), scratch], [])
+  kernel.spawn('/bin/fuzzinit', ['fuzzinit', '/bin/syscallfuzz', '-v', seed, String(count), scratch], [])
   try {
     const { result, exit } = kernel.run(Number.POSITIVE_INFINITY)
     return { out, ended: `${result.reason}: ${result.detail}`, ok: exit?.status === 0, kernel }
@@ -73,9 +91,42 @@ function emulate(seed: string, scratch: string): { out: string; ended: string; o
   }
 }
 
+// The scratch directory as each run left it, one line per name (type, permissions, owner, size or
+// link target): a call answered alike but done otherwise shows here, where later calls would only
+// show it by answering differently in turn.
+function describe(rel: string, mode: number, uid: number, gid: number, size: string): string {
+  return `${rel} ${'?pc?d?b?f?l?s??'[(mode >> 12) & 15]} ${(mode & 0o7777).toString(8)} ${uid}:${gid} ${size}`
+}
+function emulatedTree(dir: Directory, rel = ''): string[] {
+  const out: string[] = []
+  for (const [name, node] of [...dir.children.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const r = `${rel}${name}`
+    const n = node as Inode
+    const size = n instanceof Symlink ? `-> ${n.target}` : n instanceof Directory ? '' : String(n.size())
+    out.push(describe(r, n.mode, n.uid ?? 0, n.gid ?? 0, size))
+    if (n instanceof Directory) out.push(...emulatedTree(n, `${r}/`))
+  }
+  return out
+}
+function nativeTree(dir: string, rel = ''): string[] {
+  const out: string[] = []
+  for (const name of readdirSync(dir).sort()) {
+    const r = `${rel}${name}`
+    const st = lstatSync(join(dir, name))
+    const size = st.isSymbolicLink()
+      ? `-> ${readlinkSync(join(dir, name))}`
+      : st.isDirectory()
+        ? ''
+        : String(st.size)
+    out.push(describe(r, st.mode, st.uid, st.gid, size))
+    if (st.isDirectory()) out.push(...nativeTree(join(dir, name), `${r}/`))
+  }
+  return out
+}
+
 let failed = false
 for (const seed of seeds) {
-  const scratch = mkdtempSync(join(tmpdir(), 'probekit-fuzz-'))
+  const scratch = makeScratch()
   try {
     const t0 = performance.now()
     const run = emulate(seed, scratch)
@@ -90,18 +141,28 @@ for (const seed of seeds) {
     const unimpl = [...run.kernel.unimplemented.keys()].filter((nr) => nr >= 0 && nr < 470)
     console.log(`unimplemented (${unimpl.length}): ${unimpl.map((nr) => syscallName(nr)).join(' ')}`)
     if (!run.ok) failed = true
+    const scratchDir = run.kernel.vfs.lookup(scratch)
+    const ours = scratchDir instanceof Directory ? emulatedTree(scratchDir) : []
     if (!native) continue
     // The same path natively (getcwd's length is an answer too), empty again.
     rmSync(scratch, { recursive: true, force: true })
     mkdirSync(scratch)
-    const n = spawnSync(fuzzer.pathname, ['-v', seed, String(count), scratch], {
-      cwd: scratch,
-      env: {},
-      encoding: 'utf8',
-      maxBuffer: 1 << 30,
-      timeout: 600_000,
-      killSignal: 'SIGKILL',
-    })
+    const n = runNative(fuzzer.pathname, ['-v', seed, String(count)], scratch, 600_000)
+    if (save) {
+      writeFileSync(join(save, `probekit-${seed}.txt`), run.out)
+      writeFileSync(join(save, `linux-${seed}.txt`), n.stdout)
+    }
+    const theirs = nativeTree(scratch)
+    const only = (a: string[], b: string[]) => a.filter((l) => !b.includes(l))
+    const treeDiff = [
+      ...only(theirs, ours).map((l) => `Linux    ${l}`),
+      ...only(ours, theirs).map((l) => `probekit ${l}`),
+    ]
+    console.log(
+      treeDiff.length === 0
+        ? `scratch directories alike (${ours.length} names)`
+        : `scratch directories differ:\n  ${treeDiff.join('\n  ')}`,
+    )
     const differ = compareCalls(
       parseCalls(n.stdout),
       parseCalls(run.out),

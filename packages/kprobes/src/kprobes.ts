@@ -6,6 +6,7 @@
 
 import {
   describeException,
+  guestCallTrace,
   HC_JPROBE_ENTRY,
   HC_KRETPROBE_TRAMPOLINE,
   type Kernel,
@@ -67,12 +68,15 @@ interface KretprobePool {
 }
 
 /**
- * Where a handler is called from, for the oops of one that throws: which of the probe's functions
- * (a kretprobe's pre_handler runs its entry_handler, the trampoline its handler, a jprobe's stub its
- * entry) and the registers of the context it runs for.
+ * Which of a probe's functions a handler call runs (a kretprobe's pre_handler runs its
+ * entry_handler, the trampoline its handler, a jprobe's stub its entry): named in the oops of one
+ * that throws.
  */
+type HandlerKind = 'pre_handler' | 'post_handler' | 'fault_handler' | 'break_handler' | 'handler' | 'entry'
+
+/** Where a handler was called from, for the oops of one that throws: which function, and the registers of the context it ran for. */
 interface HandlerSite {
-  kind: 'pre_handler' | 'post_handler' | 'fault_handler' | 'break_handler' | 'handler' | 'entry'
+  kind: HandlerKind
   probe: Kprobe | null
   regs: PtRegs
 }
@@ -410,9 +414,13 @@ export class Kprobes {
     ri.fp = sp
     ri.ret_addr = this.kernel.readKernel64(sp)
     this.writeKernel64(sp, this.trampolineAddr())
-    const list = this.kretprobeInstTable.get(ri.task) ?? []
+    // The task's list stays while the task lives (kprobe_flush_task drops it): none made per hit.
+    let list = this.kretprobeInstTable.get(ri.task)
+    if (list === undefined) {
+      list = []
+      this.kretprobeInstTable.set(ri.task, list)
+    }
     list.unshift(ri)
-    this.kretprobeInstTable.set(ri.task, list)
     return 0
   }
 
@@ -455,6 +463,13 @@ export class Kprobes {
     // in schedule() returns in its own task, whatever ran on this CPU meanwhile.
     const task = this.kernel.current(c)
     const list = this.kretprobeInstTable.get(task) ?? []
+    // The common case, nothing allocated: the newest instance is this frame's, and it holds the real address.
+    const newest = list.length > 0 ? list[0] : null
+    if (newest !== null && newest.fp === fp && newest.ret_addr !== trampoline) {
+      const correct = newest.ret_addr
+      this.runTrampolineHandlers(c, regs, list, newest, 1, correct, trampoline)
+      return correct
+    }
     // This frame's instances, newest first.
     let mine = list.filter((ri) => ri.fp === fp)
     // None for this frame (one skipped by a longjmp-like exit): the innermost, as 5.10 does.
@@ -473,17 +488,36 @@ export class Kprobes {
       )
     }
     const correct = real.ret_addr
+    this.runTrampolineHandlers(c, regs, list, mine, mine.length, correct, trampoline)
+    return correct
+  }
+
+  /**
+   * The trampoline's loop over this frame's instances (`count` of them from `mine`: an array, or
+   * the one instance): each one's handler with the real return address in ri.ret_addr, then
+   * recycled, up to the one that held that address.
+   */
+  private runTrampolineHandlers(
+    c: Cpu,
+    regs: PtRegs,
+    list: KretprobeInstance[],
+    mine: KretprobeInstance[] | KretprobeInstance,
+    count: number,
+    correct: number,
+    trampoline: number,
+  ): void {
     const kcb = this.get_kprobe_ctlblk(c.id)
     const saved = kcb.current
     this.kprobe_busy_begin(c.id)
     try {
-      for (const ri of mine) {
+      for (let k = 0; k < count; k++) {
+        const ri = Array.isArray(mine) ? mine[k] : mine
         const orig = ri.ret_addr
         const rp = ri.rp
         if (rp?.handler) {
           kcb.current = rp.kp as RegisteredKprobe
           ri.ret_addr = correct
-          this.callHandler(c.id, { kind: 'handler', probe: rp.kp, regs }, () => rp.handler?.(ri, regs) ?? 0)
+          this.callHandler(c.id, 'handler', rp.kp, regs, null, 0, ri)
           kcb.current = this.busyKprobe
         }
         list.splice(list.indexOf(ri), 1)
@@ -494,8 +528,6 @@ export class Kprobes {
       this.kprobe_busy_end(c.id)
       kcb.current = saved
     }
-    if (list.length === 0) this.kretprobeInstTable.delete(task)
-    return correct
   }
 
   /** A word of kernel data (a stack slot): straight to memory, nothing allocated (it runs on every return). */
@@ -678,21 +710,14 @@ export class Kprobes {
     const outer = ctl.regs
     ctl.regs = regs
     try {
-      this.callHandler(
-        cpu,
-        { kind: 'entry', probe: jp.kp, regs },
-        () => {
-          try {
-            jp.entry(...args)
-          } catch (e) {
-            // jprobe_return(): the entry ends there.
-            if (!(e instanceof JprobeReturn)) throw e
-          }
-          return 0
-        },
-        jp.kp,
-        regs,
-      )
+      this.callHandler(cpu, 'entry', jp.kp, regs, jp.kp, 0, null, () => {
+        try {
+          jp.entry(...args)
+        } catch (e) {
+          // jprobe_return(): the entry ends there.
+          if (!(e instanceof JprobeReturn)) throw e
+        }
+      })
     } finally {
       ctl.regs = outer
     }
@@ -901,14 +926,7 @@ export class Kprobes {
     kcb.current = p
     kcb.kprobe_status = KPROBE_HIT_ACTIVE
     try {
-      if (p.pre_handler)
-        this.callHandler(
-          cpu,
-          { kind: 'pre_handler', probe: p, regs },
-          () => p.pre_handler?.(p, regs) ?? 0,
-          p,
-          regs,
-        )
+      if (p.pre_handler) this.callHandler(cpu, 'pre_handler', p, regs, p)
     } finally {
       kcb.current = null
     }
@@ -1070,14 +1088,7 @@ export class Kprobes {
       // No probe, a probe running (Linux <= 4.14): jprobe_return's int3 goes to its break_handler,
       // which puts the probed function's context back; its first instruction then runs as usual.
       const cur = kcb.current
-      if (
-        cur?.break_handler &&
-        this.callHandler(
-          cpu,
-          { kind: 'break_handler', probe: cur, regs },
-          () => cur.break_handler?.(cur, regs) ?? 0,
-        ) !== 0
-      ) {
+      if (cur?.break_handler && this.callHandler(cpu, 'break_handler', cur, regs) !== 0) {
         this.setupSingleStep(cur, regs, kcb, false)
         return true
       }
@@ -1086,8 +1097,26 @@ export class Kprobes {
     if (kcb.current) {
       // reenter_kprobe: a probe hit while this CPU handles another — count it, step it, no handlers.
       if (kcb.kprobe_status === KPROBE_REENTER) {
-        this.kernel.printk.log(this.kernel.jiffies, 'Unrecoverable kprobe detected.')
-        throw new Error(`Unrecoverable kprobe detected at ${this.kernel.kallsyms.format(addr)}`)
+        // Hit again on the way to or from a reentered step (a probe on the int3/debug path): going on
+        // would reenter for ever. Linux: pr_err, dump_kprobe(p), BUG() - an oops, the machine stops.
+        const where = this.kernel.kallsyms.format(addr)
+        regs.set('ip', addr)
+        oops(this.kernel, {
+          bug: [
+            'Unrecoverable kprobe detected.',
+            'Dumping kprobe:',
+            `Name: ${p.symbol_name ?? '(null)'}`,
+            `Offset: ${(p.offset ?? 0).toString(16)}`,
+            `Address: ${where}`,
+            'kernel BUG at arch/x86/kernel/kprobes/core.c (reenter_kprobe)!',
+          ],
+          die: { str: 'invalid opcode', err: 0 },
+          cpu,
+          regs,
+          trace: guestCallTrace(this.kernel, regs),
+          detail: `Unrecoverable kprobe detected at ${where}`,
+        })
+        return true
       }
       this.incNmissed(p)
       this.setupSingleStep(p, regs, kcb, true)
@@ -1095,16 +1124,7 @@ export class Kprobes {
     }
     this.setCurrentKprobe(p, regs, kcb)
     kcb.kprobe_status = KPROBE_HIT_ACTIVE
-    if (
-      p.pre_handler &&
-      this.callHandler(
-        cpu,
-        { kind: 'pre_handler', probe: p, regs },
-        () => p.pre_handler?.(p, regs) ?? 0,
-        p,
-        regs,
-      ) !== 0
-    ) {
+    if (p.pre_handler && this.callHandler(cpu, 'pre_handler', p, regs, p) !== 0) {
       // The handler redirected execution: no single-step, no post_handler. A jprobe's setjmp keeps
       // current_kprobe for its break_handler.
       if (!this.jprobeCtlblks.get(cpu)?.jp) kcb.current = null
@@ -1171,16 +1191,7 @@ export class Kprobes {
     regs.set('flags', regs.get('flags') | kcb.kprobe_saved_flags)
     if (kcb.kprobe_status !== KPROBE_REENTER && cur.post_handler) {
       kcb.kprobe_status = KPROBE_HIT_SSDONE
-      this.callHandler(
-        cpu,
-        { kind: 'post_handler', probe: cur, regs },
-        () => {
-          cur.post_handler?.(cur, regs, 0)
-          return 0
-        },
-        cur,
-        regs,
-      )
+      this.callHandler(cpu, 'post_handler', cur, regs, cur)
     }
     if (kcb.kprobe_status === KPROBE_REENTER) this.restorePreviousKprobe(kcb)
     else kcb.current = null
@@ -1198,11 +1209,7 @@ export class Kprobes {
     const handled =
       kcb.kprobe_status === KPROBE_HIT_SS &&
       cur.fault_handler != null &&
-      this.callHandler(
-        cpu,
-        { kind: 'fault_handler', probe: cur, regs },
-        () => cur.fault_handler?.(cur, regs, trapnr) ?? 0,
-      ) !== 0
+      this.callHandler(cpu, 'fault_handler', cur, regs, null, trapnr) !== 0
     // Either way the step is over: put ip back on the original instruction (where the fault
     // handler or the exception table expects it) and restore the interrupted flags.
     const nowIp = regs.get('ip')
@@ -1216,16 +1223,21 @@ export class Kprobes {
   }
 
   /**
-   * Run a handler on behalf of CPU `cpu`. `instance` is the probe whose fault_handler
-   * answers for faults in it (null: nobody - a fault there oopses, as in Linux). A handler
-   * that throws is an oops (handlerOops): it returned 0, and the machine stops after this trap.
+   * Run one of probe's handlers (kind) with regs on behalf of CPU `cpu`: a kretprobe's handler for
+   * instance ri, a fault_handler with trapnr, a jprobe's entry through `entry`. Nothing is allocated
+   * per call (this is every hit). `instance` is the probe whose fault_handler answers for faults in
+   * it (null: nobody - a fault there oopses, as in Linux). A handler that throws is an oops
+   * (handlerOops): it returned 0, and the machine stops after this trap.
    */
   private callHandler(
     cpu: number,
-    site: HandlerSite,
-    fn: () => number,
+    kind: HandlerKind,
+    probe: Kprobe,
+    regs: PtRegs,
     instance: Kprobe | null = null,
-    regs: PtRegs | null = null,
+    trapnr = 0,
+    ri: KretprobeInstance | null = null,
+    entry: (() => void) | null = null,
   ): number {
     // After an oops no more handlers run (the rest of an aggregate's or a trampoline's, in this trap).
     if (kernelOopsed(this.kernel)) return 0
@@ -1234,16 +1246,32 @@ export class Kprobes {
     const outerRegs = this.handlerRegs
     this.handlerCpu = cpu
     this.kprobeInstance = instance
-    this.handlerRegs = regs
+    // The probed context's registers, for a fault in a handler that has a probe to answer for it.
+    this.handlerRegs = instance === null ? null : regs
     // Handlers run with preemption off: whatever may sleep refuses (in_atomic()).
     this.kernel.preemptCount++
     try {
-      return fn()
+      switch (kind) {
+        case 'pre_handler':
+          return probe.pre_handler?.(probe, regs) ?? 0
+        case 'post_handler':
+          probe.post_handler?.(probe, regs, 0)
+          return 0
+        case 'fault_handler':
+          return probe.fault_handler?.(probe, regs, trapnr) ?? 0
+        case 'break_handler':
+          return probe.break_handler?.(probe, regs) ?? 0
+        case 'handler':
+          return (ri !== null ? ri.rp?.handler?.(ri, regs) : 0) ?? 0
+        default:
+          entry?.()
+          return 0
+      }
     } catch (e) {
       // A faulted handler ends where it faulted; it returned nothing (after an oops the machine is stopping).
       if (e instanceof HandlerFaulted) return 0
       // The caller goes on as after a 0 (its state stays whole: the step set up, the instance recycled).
-      this.handlerOops(cpu, site, e)
+      this.handlerOops(cpu, { kind, probe, regs }, e)
       return 0
     } finally {
       this.kernel.preemptCount--

@@ -117,7 +117,8 @@ describe('a handler that throws is an oops', () => {
     // show_regs of the probed context: just past the int3, do_sys_open(AT_FDCWD, PATH, O_RDONLY, 0).
     expect(report[4]).toBe(`RIP: 0010:${k.kallsyms.format(addr + 1)}`)
     expect(report.find((l) => l.startsWith('RDX:'))).toBe(
-      `RDX: ${'0'.repeat(16)} RSI: ${formatLinear(PATH_ADDR).slice(2)} RDI: ${formatLinear(AT_FDCWD >>> 0).slice(2)}`,
+      // rdx: flags, O_RDONLY | O_LARGEFILE (force_o_largefile).
+      `RDX: ${(0x8000).toString(16).padStart(16, '0')} RSI: ${formatLinear(PATH_ADDR).slice(2)} RDI: ${formatLinear(AT_FDCWD >>> 0).slice(2)}`,
     )
     // The Call Trace is the exception's JavaScript stack: it starts in the handler.
     expect(report[report.indexOf('Call Trace:') + 1]).toMatch(
