@@ -66,3 +66,41 @@ export function qemuUserRun(path: string, iterations: number, runs = 3): PeerRun
   }
   return { ...samples[0], ms: median(samples.map((s) => s.ms)) }
 }
+
+/**
+ * Run directly (`tsx --conditions=@probekit/source bench/peers.ts`): only the
+ * issue-16 comparison, the rows the full bench starts with: per workload the
+ * emulator's warm MIPS (bench/mips.ts in a child), Unicorn's and qemu-user's,
+ * and the ratio to Unicorn, as one JSON line each.
+ */
+if (process.argv[1]?.endsWith('peers.ts')) {
+  const { readFileSync } = await import('node:fs')
+  const { patchGlobal32 } = await import('../test/support/elf.js')
+  const workloads = [
+    ['calls', 10_000_000],
+    ['crcloop', 64],
+    ['fpmix', 60],
+  ] as const
+  for (const [name, iterations] of workloads) {
+    const path = `${here}../native/workloads/${name}-bare`
+    const child = spawnSync(
+      process.execPath,
+      [...process.execArgv, `${here}mips.ts`, path, String(iterations), 'default', '3'],
+      { encoding: 'utf8' },
+    )
+    if (child.status !== 0) throw new Error(`${name}: ${child.stderr}`)
+    const emu = JSON.parse(child.stdout) as { warm: number; instructions: number }
+    const mips = (run: PeerRun) => emu.instructions / run.ms / 1000
+    const row: Record<string, number | string> = { workload: name, probekit: emu.warm }
+    if (haveUnicorn) {
+      const u = mips(unicornRun(patchGlobal32(new Uint8Array(readFileSync(path)), 'iterations', iterations)))
+      row.unicorn = u
+      row.ratio = emu.warm / u
+    }
+    if (haveQemuUser)
+      row.qemuUser = mips(qemuUserRun(`${here}../native/workloads/${name}-native`, iterations))
+    for (const k of Object.keys(row))
+      if (typeof row[k] === 'number') row[k] = Math.round((row[k] as number) * 100) / 100
+    process.stdout.write(`${JSON.stringify(row)}\n`)
+  }
+}

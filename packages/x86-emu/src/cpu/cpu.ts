@@ -155,6 +155,12 @@ export class Cpu {
   /** Set by an op that stopped part-way (a rep string op between chunks): RIP stays on it so it runs again. */
   repeatCurrent = false
   /**
+   * A trap the last op raised without throwing (int3, int n, int1; it also set blockExit): the
+   * runner delivers it as it would the thrown fault. A JavaScript throw costs about a microsecond
+   * of host time, and an int3 is every kprobe and uprobe hit.
+   */
+  trap: CpuFault | null = null
+  /**
    * Set by syscall: its single-step trap is not taken (IA32_FMASK clears TF on the way in, and the
    * #DB would land on the kernel entry with the user stack). The kernel reports the step itself
    * when the call returns, as Linux's syscall exit work does for a stepping task.
@@ -343,12 +349,7 @@ export class Cpu {
     if (this.memory.codeFrames[frame] !== 0) bits &= ~(TLB_W_SUP | TLB_W_USER)
     if (this.dataBreakpoints && this.watchesPage(vpn))
       bits &= ~(TLB_R_SUP | TLB_R_USER | TLB_W_SUP | TLB_W_USER)
-    const i = (vpn ^ (vpn >> 10)) & TLB_MASK
-    const t = this.tlb
-    t.vpn[i] = vpn
-    t.phys[i] = phys
-    t.bits[i] = bits
-    t.global[i] = global ? 1 : 0
+    this.tlb.fill((vpn ^ (vpn >> 10)) & TLB_MASK, vpn, phys, bits, global)
   }
 
   /** Data-breakpoint hook, replaced by the debug-register logic (debug.ts). */

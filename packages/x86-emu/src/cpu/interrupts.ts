@@ -47,48 +47,64 @@ export function readGate(c: Cpu, vector: number): Gate {
 /**
  * Deliver `vector` through the IDT. `errorCode` < 0 means none is pushed.
  * `software` marks int n / int3 / into, which check the gate's DPL.
- * RIP must already be the address to return to.
+ * RIP must already be the address to return to. Every exception and
+ * interrupt comes here (two per kprobe hit), so nothing is allocated: the
+ * gate is read into locals, the frame written word by word.
  */
 export function deliverThroughIdt(c: Cpu, vector: number, errorCode: number, software: boolean): void {
-  const gate = readGate(c, vector)
-  if (software && gate.dpl < c.cpl)
-    throw new CpuFault(Vector.GP, vector * 8 + 2, 0, `int ${vector} denied by gate DPL`)
-  if (!gate.present) throw new CpuFault(Vector.NP, vector * 8 + 2, 0, `vector ${vector} gate not present`)
+  if (vector * 16 + 15 > c.idtLimit)
+    throw new CpuFault(Vector.GP, vector * 8 + 2, 0, `vector ${vector} beyond the IDT limit`)
   const oldCpl = c.cpl
-  const oldSs = c.ss
-  const oldRsp = c.r[9] * TWO_32 + (c.r[8] >>> 0)
-  const flags = ((c.eflags & ~ARITH_FLAGS) | arithFlags(c) | RFLAGS_FIXED) >>> 0
-  const newCpl = gate.selector & 3
-  // Stack switch: an IST stack when the gate names one, RSP0 when privilege rises.
+  // The gate, the TSS and the new stack are supervisor accesses; a fault puts CPL back.
   c.setCpl(0)
   let sp: number
+  let offset: number
+  let selector: number
+  let w1: number
   try {
-    if (gate.ist !== 0) sp = c.readLinear(c.trBase + 36 + (gate.ist - 1) * 8)
-    else if (newCpl < oldCpl) sp = c.readLinear(c.trBase + 4)
-    else sp = oldRsp
+    const a = c.idtBase + vector * 16
+    const w0 = c.read32(a)
+    w1 = c.read32(a + 4)
+    const w2 = c.read32(a + 8)
+    offset = (w2 | 0) * TWO_32 + (((w1 & 0xffff0000) | (w0 & 0xffff)) >>> 0)
+    selector = (w0 >>> 16) & 0xffff
+    if (software && ((w1 >>> 13) & 3) < oldCpl)
+      throw new CpuFault(Vector.GP, vector * 8 + 2, 0, `int ${vector} denied by gate DPL`)
+    if ((w1 & 0x8000) === 0)
+      throw new CpuFault(Vector.NP, vector * 8 + 2, 0, `vector ${vector} gate not present`)
+    const ist = w1 & 7
+    // Stack switch: an IST stack when the gate names one, RSP0 when privilege rises.
+    if (ist !== 0) sp = c.readLinear(c.trBase + 36 + (ist - 1) * 8)
+    else if ((selector & 3) < oldCpl) sp = c.readLinear(c.trBase + 4)
+    else sp = c.r[9] * TWO_32 + (c.r[8] >>> 0)
     sp = Math.floor(sp / 16) * 16 // the CPU aligns the new frame to 16 bytes
-    const frame = [oldSs, oldRsp, flags, c.cs, c.rip]
-    if (errorCode >= 0) frame.push(errorCode)
-    // Write the whole frame before changing any register.
-    let s = sp
-    for (const v of frame) {
-      s -= 8
-      c.write64(s, v | 0, Math.floor(v / TWO_32) | 0)
+    // Write the whole frame (SS, RSP, RFLAGS, CS, RIP [, error code]) before changing any register.
+    const flags = ((c.eflags & ~ARITH_FLAGS) | arithFlags(c) | RFLAGS_FIXED) >>> 0
+    const rip = c.rip
+    c.write64(sp - 8, c.ss, 0)
+    c.write64(sp - 16, c.r[8], c.r[9])
+    c.write64(sp - 24, flags | 0, 0)
+    c.write64(sp - 32, c.cs, 0)
+    c.write64(sp - 40, rip | 0, Math.floor(rip / TWO_32) | 0)
+    sp -= 40
+    if (errorCode >= 0) {
+      sp -= 8
+      c.write64(sp, errorCode | 0, Math.floor(errorCode / TWO_32) | 0)
     }
-    sp = s
   } catch (e) {
     c.setCpl(oldCpl)
     throw e
   }
+  const newCpl = selector & 3
   c.setCpl(newCpl)
   c.r[8] = sp | 0
   c.r[9] = Math.floor(sp / TWO_32) | 0
-  c.cs = gate.selector
+  c.cs = selector
   if (newCpl < oldCpl) c.ss = 0
   let ef = c.eflags & ~(TF | NT | RF | VM)
-  if (gate.type === 0xe) ef &= ~IF
+  if (((w1 >>> 8) & 0xf) === 0xe) ef &= ~IF
   c.eflags = ef
-  c.rip = gate.offset
+  c.rip = offset
 }
 
 /** iretq: pop RIP, CS, RFLAGS, RSP, SS. */

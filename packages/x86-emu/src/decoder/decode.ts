@@ -29,6 +29,7 @@ import {
   MnSel as MnSel_,
   type OpcodeTable,
   type OpSpec,
+  parsedLeaf as parsedLeaf_,
   Sz as Sz_,
   T as T_,
 } from './tables/spec.js'
@@ -49,6 +50,7 @@ const K: typeof K_ = Object.freeze({ ...K_ })
 const Sz: typeof Sz_ = Object.freeze({ ...Sz_ })
 const T: typeof T_ = Object.freeze({ ...T_ })
 const MnSel: typeof MnSel_ = Object.freeze({ ...MnSel_ })
+const parsedLeaf = parsedLeaf_
 const { BND, CR, DR, GPR8, GPR8_HIGH, GPR16, GPR32, GPR64, MASK, MMX, SEGMENTS, ST, XMM, YMM, ZMM } = R
 const MAP_1BYTE = M1.MAP_1BYTE
 const NOP = M1.NOP
@@ -406,7 +408,7 @@ class Decoder {
       }
     }
     if (e === null) throw INVALID
-    return this.finish(e, mandatory, address)
+    return this.finish(parsedLeaf(e), mandatory, address)
   }
 
   /** The mandatory-prefix slot [none, 66, F3, F2]: the last F2/F3 takes precedence over 66; VEX & co. carry pp. */

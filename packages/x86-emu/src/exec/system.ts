@@ -102,7 +102,12 @@ export function compileIret(insn: Instruction): Op {
   }
 }
 
-/** CC int3, CD int n, F1 int1. The fault objects are immutable: made once per instruction, not per execution (int3 is every kprobe hit). */
+/**
+ * CC int3, CD int n, F1 int1: a trap after the instruction, recorded in Cpu.trap for the runner
+ * (not thrown: int3 is every kprobe and uprobe hit, and a throw costs more than the rest of the
+ * instruction's host work). They always end their block. The fault objects are immutable: made once
+ * per instruction, not per execution.
+ */
 export function compileInt(insn: Instruction): Op {
   const fault =
     insn.opcode === 0xcc
@@ -110,8 +115,9 @@ export function compileInt(insn: Instruction): Op {
       : insn.opcode === 0xf1
         ? new CpuFault(Vector.DB, 0, 0, 'int1', true)
         : new SoftwareInterrupt(insn.immediate & 0xff, insn.length)
-  return () => {
-    throw fault
+  return (c) => {
+    c.trap = fault
+    c.blockExit = true
   }
 }
 

@@ -11,7 +11,10 @@
 import type { Cpu } from '../cpu/cpu.js'
 import { type Instruction, InstructionFlag } from '../decoder/instruction.js'
 import type { Op } from '../exec/op.js'
+import { flagLocals } from './flag-locals.js'
+import { SiteEmitter, TlbEmitter } from './memory-access.js'
 import { type JitRuntime, runtime } from './runtime.js'
+import { OP } from './sse-templates.js'
 import { condExpr, condExprKnown, FLAGS, FlagUse, type Template, template } from './templates.js'
 
 export type CompiledBlock = (c: Cpu, ops: Op[], budget: number) => number
@@ -139,11 +142,12 @@ function knownConditions(
   tpls: readonly (Template | null)[],
   codes: string[],
 ): string[] {
-  let fop = -1
+  // The kind the last writer left when its code sets a constant one (pseudo kinds are negative), else null.
+  let fop: number | null = null
   return codes.map((code, k) => {
     const tpl = tpls[k]
     if (tpl === null) {
-      fop = -1
+      fop = null
       return code
     }
     const insn = insns[k]
@@ -152,7 +156,7 @@ function knownConditions(
       (insn.map === 1 && insn.opcode >= 0x80 && insn.opcode <= 0x8f)
     const cmov = insn.map === 1 && insn.opcode >= 0x40 && insn.opcode <= 0x4f
     let out = code
-    if ((jcc || cmov) && fop >= 0) {
+    if ((jcc || cmov) && fop !== null) {
       const cc = insn.opcode & 15
       const known = condExprKnown(cc, fop)
       if (known !== null) out = code.split(condExpr(cc)).join(known)
@@ -160,8 +164,8 @@ function knownConditions(
     const writes = [...code.matchAll(FOP_WRITE)]
     if (writes.length > 0) {
       const v = writes[writes.length - 1][1]
-      fop = /^\d+$/.test(v) ? Number(v) : -1
-    } else if (tpl.flagUse === FlagUse.Write) fop = -1
+      fop = /^-?\d+$/.test(v) ? Number(v) : null
+    } else if (tpl.flagUse === FlagUse.Write) fop = null
     return out
   })
 }
@@ -177,31 +181,49 @@ export function blockSource(insns: readonly Instruction[]): string {
   const loop = isSelfLoop(insns)
   const n = insns.length
   const done = loop ? 'done+' : ''
-  const tpls = insns.map(template)
+  // A loop's memory operands are access sites caching their page, other blocks probe the TLB
+  // inline (memory-access.ts).
+  const mem = loop ? new SiteEmitter() : new TlbEmitter()
+  const tpls = insns.map((insn) => template(insn, mem))
   const live = flagsLiveAfter(insns, tpls)
-  const codes = knownConditions(
-    insns,
-    tpls,
-    tpls.map((tpl, k) => (tpl === null ? '' : tpl.code.replace(FLAGS, live[k] ? (tpl.flags ?? '') : ''))),
-  )
+  const codesWith = (pseudo: boolean) =>
+    knownConditions(
+      insns,
+      tpls,
+      tpls.map((tpl, k) => {
+        if (tpl === null) return ''
+        const flags = !live[k] ? '' : pseudo && tpl.pseudo !== undefined ? tpl.pseudo : (tpl.flags ?? '')
+        return tpl.code.replace(FLAGS, flags)
+      }),
+    )
+  let codes = codesWith(false)
   // Locals pay in a loop, where they stay in machine registers across iterations; around each
   // closure call they cost a store and a reload, so closure-heavy blocks stay on the array.
   const closures = tpls.filter((tpl) => tpl === null).length
   const regs = loop && closures * 8 <= n ? registerLocals(codes) : null
-  const store = regs?.store ?? ''
+  // The lazy flags go into locals with the registers (flag-locals.ts), eager ones deferred.
+  const fl = regs === null ? null : flagLocals
+  if (fl !== null) codes = codesWith(true)
+  const store = regs === null ? '' : regs.store + flagLocals.store
+  const reload = regs === null ? '' : regs.reload + flagLocals.reload
+  const rename = (code: string) => (regs === null ? code : flagLocals.rename(regs.rename(code)))
   const ret = (v: string) => `{${store}return ${v};}`
+  // The faulting instruction's index: in a loop a local, given to Cpu.ci by the catch.
+  const setCi = (k: number) => (loop ? `ci=${k};` : `c.ci=${k};`)
   const lines: string[] = []
+  // In a closure, Cpu.r is the registers' home (inop): one that changes registers and then
+  // throws (syscall, a trap) must not have them overwritten from the locals by the catch.
+  const call = (k: number) =>
+    regs === null ? `ops[${k}](c);` : `${store}inop=1;ops[${k}](c);inop=0;${reload}`
   insns.forEach((insn, k) => {
     const tpl = tpls[k]
     if (tpl === null) {
-      // In a closure, Cpu.r is the registers' home (inop): one that changes registers and then
-      // throws (syscall, a trap) must not have them overwritten from the locals by the catch.
-      const call = regs === null ? `ops[${k}](c);` : `${store}inop=1;ops[${k}](c);inop=0;${regs.reload}`
-      lines.push(`c.ci=${k};${call}if(c.blockExit)${ret(`${done}${k + 1}`)}`)
+      lines.push(`${setCi(k)}${call(k)}if(c.blockExit)${ret(`${done}${k + 1}`)}`)
     } else {
-      const code = regs === null ? codes[k] : regs.rename(codes[k])
+      // A template's slow path may be the closure itself (OP).
+      const code = rename(codes[k]).split(OP).join(call(k))
       lines.push(
-        `${tpl.mayFault ? `c.ci=${k};` : ''}${code}${tpl.mayWrite ? `if(c.blockExit)${ret(`${done}${k + 1}`)}` : ''}`,
+        `${tpl.mayFault ? setCi(k) : ''}${code}${tpl.mayWrite ? `if(c.blockExit)${ret(`${done}${k + 1}`)}` : ''}`,
       )
     }
     // A branch the block continues after (see block.ts): anywhere else it goes leaves the block.
@@ -211,10 +233,11 @@ export function blockSource(insns: readonly Instruction[]): string {
   if (loop) lines.push(`done+=${n};if(c.rip!==${insns[0].address}||done+${n}>budget)${ret('done')}`)
   else lines.push(ret(String(n)))
   const body = lines.join('\n')
-  const head = `const r=c.r;let t=0;${loop ? 'let done=0;' : ''}${regs === null ? '' : `let inop=0;${regs.declare}`}`
-  if (!loop && regs === null) return `${head}\n${body}`
-  // A fault: the registers in locals go back to Cpu.r, and a loop's completed iterations to Cpu.ld.
-  return `${head}\ntry{\n${loop ? `for(;;){\n${body}\n}` : body}\n}catch(e){${store === '' ? '' : `if(!inop){${store}}`}${loop ? 'c.ld=done;' : ''}throw e}`
+  const locals = regs === null ? '' : `let inop=0;${regs.declare}${flagLocals.declare}`
+  const head = `const r=c.r;let t=0;${loop ? 'let done=0,ci=0;' : ''}${mem.declare()}${locals}`
+  if (!loop) return `${head}\n${body}`
+  // A fault: the locals go back to the Cpu, the loop's completed iterations to Cpu.ld.
+  return `${head}\ntry{\nfor(;;){\n${body}\n}\n}catch(e){${store === '' ? '' : `if(!inop){${store}}`}c.ld=done;c.ci=ci;throw e}`
 }
 
 /**
@@ -230,6 +253,11 @@ export function blockSource(insns: readonly Instruction[]): string {
  */
 const shared = new Map<string, CompiledBlock>()
 const SHARED_MAX = 1 << 12
+
+/** Forget every shared block function (a code cache's flush: V8 may then collect those no block holds). */
+export function dropCompiledBlocks(): void {
+  shared.clear()
+}
 
 /** Compile a block, or null where code generation is unavailable (e.g. a CSP without unsafe-eval). */
 export function compileBlock(insns: readonly Instruction[]): CompiledBlock | null {

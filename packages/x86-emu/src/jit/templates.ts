@@ -9,6 +9,8 @@
 import { FK_ADC, FK_ADD, FK_DEC, FK_EAGER, FK_INC, FK_LOGIC, FK_SBB, FK_SUB, S32, S64 } from '../cpu/flags.js'
 import type { Instruction } from '../decoder/instruction.js'
 import { memOperand } from '../exec/operands.js'
+import { DIRECT, type MemoryEmitter } from './memory-access.js'
+import { fastD, fastR, MOOT, sseTemplate } from './sse-templates.js'
 
 /** How an instruction uses the six arithmetic flags. */
 export enum FlagUse {
@@ -34,45 +36,18 @@ export interface Template {
    * before anything can observe them (see block-compiler.ts).
    */
   flags?: string
+  /**
+   * The same update deferred, for eager flags: a pseudo lazy kind recording
+   * the result and CF|OF, which flag-locals.ts turns into eager flags only
+   * where they are observed (c.fop -2 for a 32-bit result, -1 for 64-bit).
+   */
+  pseudo?: string
 }
 
 const TWO_32 = 4294967296
 
 /** Where a template's flag update goes inside its code when it must share the operation's scope. */
 export const FLAGS = '/*FLAGS*/'
-
-function num(v: number): string {
-  return Number.isInteger(v) ? String(v) : 'NaN'
-}
-
-/** Exact effective-address expression (see operands.ts compileEa). */
-export function eaExpr(insn: Instruction): string | null {
-  const m = memOperand(insn)
-  const d = m.displacement
-  let e: string
-  if (m.ripRelative) return num(insn.address + insn.length + d)
-  const B = 2 * m.base
-  const X = 2 * m.index
-  const s = m.scale
-  if (insn.addressSize === 4) {
-    const parts = [m.base >= 0 ? `r[${B}]` : '', m.index >= 0 ? `r[${X}]*${s}` : '', String(d)].filter(
-      (x) => x !== '',
-    )
-    e = `((${parts.join('+')})>>>0)`
-  } else if (m.base >= 0 && m.index < 0) {
-    e = `(t=(r[${B}]>>>0)+${d},((r[${B + 1}]+(t<0?-1:t>=${TWO_32}?1:0))|0)*${TWO_32}+(t>>>0))`
-  } else if (m.base >= 0) {
-    e = `(t=(r[${B}]>>>0)+(r[${X}]>>>0)*${s}+${d},((r[${B + 1}]+r[${X + 1}]*${s}+Math.floor(t/${TWO_32}))|0)*${TWO_32}+(t>>>0))`
-  } else if (m.index >= 0) {
-    e = `(t=(r[${X}]>>>0)*${s}+${d},((r[${X + 1}]*${s}+Math.floor(t/${TWO_32}))|0)*${TWO_32}+(t>>>0))`
-  } else {
-    e = num(d)
-  }
-  if (m.segment === 'fs') return `rt.wrap64(${e}+c.fsBase)`
-  if (m.segment === 'gs') return `rt.wrap64(${e}+c.gsBase)`
-  if ((m.base === 4 || m.base === 5) && insn.addressSize === 8) return `rt.stk(${e})`
-  return e
-}
 
 function lazy32(fop: number, a: string, b: string, v: string): string {
   return `c.fop=${fop};c.fa=${a};c.fb=${b};c.fr=${v};`
@@ -137,7 +112,8 @@ function aluBody(
   }
   switch (kind) {
     case 0:
-      body = `const s=(a>>>0)+(b>>>0),v=s|0,vh=(ah+bh+(s>4294967295?1:0))|0;`
+      // The low half's carry and borrow by the sign-bit formulas: int32 operations only.
+      body = `const v=(a+b)|0,vh=(ah+bh+(((a&b)|((a|b)&~v))>>>31))|0;`
       lazy = lazy64(FK_ADD | S64)
       break
     case 2:
@@ -150,7 +126,7 @@ function aluBody(
       break
     case 5:
     case 7:
-      body = `const s=(a>>>0)-(b>>>0),v=s|0,vh=(ah-bh-(s<0?1:0))|0;`
+      body = `const v=(a-b)|0,vh=(ah-bh-(((~a&b)|(~(a^b)&v))>>>31))|0;`
       lazy = lazy64(FK_SUB | S64)
       break
     case 4:
@@ -173,14 +149,16 @@ function aluBody(
 }
 
 /** Source operand of a binary op: statements defining b (and bh for 64-bit). */
-function srcFromRm(insn: Instruction, size: number): { code: string; mem: boolean } | null {
+function srcFromRm(
+  insn: Instruction,
+  size: number,
+  mem: MemoryEmitter,
+): { code: string; mem: boolean } | null {
   if (insn.mod === 3) {
     const S = 2 * insn.rm
     return { code: size === 8 ? `const b=r[${S}],bh=r[${S + 1}];` : `const b=r[${S}];`, mem: false }
   }
-  const ea = eaExpr(insn)
-  if (ea === null) return null
-  return { code: size === 8 ? `const b=c.read64(${ea}),bh=c.th;` : `const b=c.read32(${ea});`, mem: true }
+  return { code: size === 8 ? mem.load(insn, 8, ['b', 'bh']) : mem.load(insn, 4, ['b']), mem: true }
 }
 
 function srcImm(insn: Instruction, size: number): string {
@@ -212,7 +190,7 @@ function aluTemplate(
   }
 }
 
-function alu(insn: Instruction): Template | null {
+function alu(insn: Instruction, mem: MemoryEmitter): Template | null {
   const o = insn.opcode
   const size = insn.operandSize
   if (size !== 4 && size !== 8) return null
@@ -230,7 +208,7 @@ function alu(insn: Instruction): Template | null {
   } else if (o < 0x40 && (o & 7) === 3) {
     kind = o >> 3
     D = reg(insn)
-    src = srcFromRm(insn, size)
+    src = srcFromRm(insn, size, mem)
   } else if (o < 0x40 && (o & 7) === 5) {
     kind = o >> 3
     D = 0
@@ -240,7 +218,7 @@ function alu(insn: Instruction): Template | null {
     D = insn.rm
     src = { code: srcImm(insn, size), mem: false }
   } else if (o === 0x85) {
-    src = srcFromRm(insn, size)
+    src = srcFromRm(insn, size, mem)
     if (src === null) return null
     return aluTemplate(src.code, 4, size, false, insn.reg, src.mem)
   } else if (o === 0xf7 && (insn.reg & 7) === 0 && insn.mod === 3) {
@@ -252,7 +230,7 @@ function alu(insn: Instruction): Template | null {
   return aluTemplate(src.code, kind, size, kind !== 7, D, src.mem)
 }
 
-function mov(insn: Instruction): Template | null {
+function mov(insn: Instruction, mem: MemoryEmitter): Template | null {
   const o = insn.opcode
   const size = insn.operandSize
   if (o === 0x89 || o === 0x8b) {
@@ -266,26 +244,31 @@ function mov(insn: Instruction): Template | null {
         mayWrite: false,
       }
     }
-    const ea = eaExpr(insn)
     if (o === 0x8b) {
       return {
         code:
-          size === 8 ? `r[${R}]=c.read64(${ea});r[${R + 1}]=c.th;` : `r[${R}]=c.read32(${ea});r[${R + 1}]=0;`,
+          size === 8
+            ? `{${mem.load(insn, 8, ['v', 'vh'])}r[${R}]=v;r[${R + 1}]=vh;}`
+            : `{${mem.load(insn, 4, ['v'])}r[${R}]=v;r[${R + 1}]=0;}`,
         mayFault: true,
         mayWrite: false,
       }
     }
     return {
-      code: size === 8 ? `c.write64(${ea},r[${R}],r[${R + 1}]);` : `c.write32(${ea},r[${R}]);`,
+      code: size === 8 ? mem.store(insn, 8, [`r[${R}]`, `r[${R + 1}]`]) : mem.store(insn, 4, [`r[${R}]`]),
       mayFault: true,
       mayWrite: true,
     }
   }
   if ((o === 0x88 || o === 0x8a) && insn.mod !== 3 && (insn.rex !== 0 || insn.reg < 4)) {
     const R = 2 * insn.reg
-    const ea = eaExpr(insn)
-    if (o === 0x8a) return { code: `r[${R}]=(r[${R}]&-256)|c.read8(${ea});`, mayFault: true, mayWrite: false }
-    return { code: `c.write8(${ea},r[${R}]&255);`, mayFault: true, mayWrite: true }
+    if (o === 0x8a)
+      return {
+        code: `{${mem.load(insn, 1, ['v'])}r[${R}]=(r[${R}]&-256)|v;}`,
+        mayFault: true,
+        mayWrite: false,
+      }
+    return { code: mem.store(insn, 1, [`r[${R}]&255`]), mayFault: true, mayWrite: true }
   }
   if (o >= 0xb8 && o <= 0xbf && (size === 4 || size === 8)) {
     const D = 2 * ((o & 7) | (insn.rexB ? 8 : 0))
@@ -303,9 +286,8 @@ function mov(insn: Instruction): Template | null {
     const hi = size === 8 && v < 0 ? -1 : 0
     if (insn.mod === 3)
       return { code: `r[${2 * insn.rm}]=${v};r[${2 * insn.rm + 1}]=${hi};`, mayFault: false, mayWrite: false }
-    const ea = eaExpr(insn)
     return {
-      code: size === 8 ? `c.write64(${ea},${v},${hi});` : `c.write32(${ea},${v});`,
+      code: size === 8 ? mem.store(insn, 8, [`${v}`, `${hi}`]) : mem.store(insn, 4, [`${v}`]),
       mayFault: true,
       mayWrite: true,
     }
@@ -343,7 +325,7 @@ function mov(insn: Instruction): Template | null {
   return null
 }
 
-function extend(insn: Instruction): Template | null {
+function extend(insn: Instruction, mem: MemoryEmitter): Template | null {
   const size = insn.operandSize
   if (size !== 4 && size !== 8) return null
   const R = 2 * insn.reg
@@ -360,17 +342,19 @@ function extend(insn: Instruction): Template | null {
     signed = insn.opcode >= 0xbe
   } else return null
   let v: string
+  let load = ''
   if (insn.mod === 3) {
     if (srcSize === 1 && insn.rex === 0 && insn.rm >= 4 && insn.rm < 8) return null
     v = srcSize === 4 ? `r[${2 * insn.rm}]` : `(r[${2 * insn.rm}]&${srcSize === 1 ? 255 : 65535})`
   } else {
-    const ea = eaExpr(insn)
-    v = srcSize === 1 ? `c.read8(${ea})` : srcSize === 2 ? `c.read16(${ea})` : `c.read32(${ea})`
+    load = mem.load(insn, srcSize as 1 | 2 | 4, ['m'])
+    v = 'm'
   }
   const sh = 32 - 8 * srcSize
   const val = signed ? (sh === 0 ? v : `((${v}<<${sh})>>${sh})`) : v
   const hi = signed && size === 8 ? `r[${R}]>>31` : '0'
-  return { code: `r[${R}]=${val};r[${R + 1}]=${hi};`, mayFault: insn.mod !== 3, mayWrite: false }
+  const code = `r[${R}]=${val};r[${R + 1}]=${hi};`
+  return { code: load === '' ? code : `{${load}${code}}`, mayFault: insn.mod !== 3, mayWrite: false }
 }
 
 function incDec(insn: Instruction): Template | null {
@@ -434,6 +418,7 @@ function shiftImm(insn: Instruction): Template | null {
       mayWrite: false,
       flagUse: FlagUse.Write,
       flags: `c.eflags=(c.eflags&${~ARITH})|cf|rt.szp(v,${S32})|(of?2048:0);c.fop=0;`,
+      pseudo: 'c.fop=-2;c.fr=v;c.fa=cf|(of?2048:0);',
     }
   }
   if (kind === 4) {
@@ -458,13 +443,14 @@ function shiftImm(insn: Instruction): Template | null {
     mayWrite: false,
     flagUse: FlagUse.Write,
     flags: `c.eflags=(c.eflags&${~ARITH})|cf|rt.szp64(v,vh)|(of?2048:0);c.fop=0;`,
+    pseudo: 'c.fop=-1;c.fr=v;c.frh=vh;c.fa=cf|(of?2048:0);',
   }
 }
 
 /** imul r32, r/m32 (0F AF) and imul r32, r/m32, imm (69, 6B): CF=OF when the product does not fit; SF ZF PF from it, AF 0 (as muldiv.ts). */
-function imul32(insn: Instruction): Template | null {
+function imul32(insn: Instruction, mem: MemoryEmitter): Template | null {
   if (insn.operandSize === 8) {
-    const src = srcFromRm(insn, 8)
+    const src = srcFromRm(insn, 8, mem)
     if (src === null) return null
     const R = 2 * insn.reg
     const x = insn.map === 1 ? `r[${R}],r[${R + 1}]` : `${insn.immediate | 0},${insn.immediate < 0 ? -1 : 0}`
@@ -477,7 +463,7 @@ function imul32(insn: Instruction): Template | null {
     }
   }
   if (insn.operandSize !== 4) return null
-  const src = srcFromRm(insn, 4)
+  const src = srcFromRm(insn, 4, mem)
   if (src === null) return null
   const R = 2 * insn.reg
   const a = insn.map === 1 ? `r[${R}]` : `${insn.immediate | 0}`
@@ -487,6 +473,7 @@ function imul32(insn: Instruction): Template | null {
     mayWrite: false,
     flagUse: FlagUse.Write,
     flags: `c.eflags=(c.eflags&${~ARITH})|rt.szp(v,${S32})|(x*b!==v?2049:0);c.fop=0;`,
+    pseudo: 'c.fop=-2;c.fr=v;c.fa=x*b!==v?2049:0;',
   }
 }
 
@@ -527,6 +514,7 @@ export function condExpr(cc: number): string {
  * condExpr's general form (or flags.ts) applies.
  */
 export function condExprKnown(cc: number, fop: number): string | null {
+  if (fop === -1 || fop === -2) return pseudoCond(cc, fop === -1)
   const kind = fop & ~3
   const size = fop & 3
   if (cc === 4 || cc === 5) {
@@ -542,6 +530,18 @@ export function condExprKnown(cc: number, fop: number): string | null {
   if (size === S64) return SUB64[cc]
   if (size === S32) return `(${SUB32[cc]})`
   return null
+}
+
+/** Condition cc after a pseudo kind (Template.pseudo): CF and OF in fa, the result in fr (and frh); null for the parity conditions. */
+function pseudoCond(cc: number, wide: boolean): string | null {
+  const zf = wide ? '(c.fr|c.frh)===0' : 'c.fr===0'
+  const sf = wide ? 'c.frh<0' : 'c.fr<0'
+  const cf = '(c.fa&1)!==0'
+  const of = '(c.fa&2048)!==0'
+  const lt = `(${sf})!==(${of})`
+  const base = [of, cf, zf, `${cf}||${zf}`, sf, null, lt, `${zf}||${lt}`][cc >> 1]
+  if (base === null) return null
+  return (cc & 1) !== 0 ? `!(${base})` : `(${base})`
 }
 
 function branch(insn: Instruction): Template | null {
@@ -616,7 +616,7 @@ const ARITH_D: Record<number, [op: number, js: string]> = {
  * can change and JavaScript's double result is the IEEE one (sse-ieee.ts's
  * own fast path). Anything else goes through rt.fpd, the closure's code.
  */
-function fpArithDouble(insn: Instruction): Template | null {
+function fpArithDouble(insn: Instruction, mem: MemoryEmitter): Template | null {
   const e = ARITH_D[insn.opcode]
   const p = insn.mandatoryPrefix
   if (e === undefined || (p !== 0xf2 && p !== 0x66)) return null
@@ -625,51 +625,42 @@ function fpArithDouble(insn: Instruction): Template | null {
   const R = 4 * insn.reg
   const D = 2 * insn.reg
   const M = 4 * insn.rm
-  const moot = '(c.mxcsr&28704)===4128' // RC = nearest, PE set, PE masked
   let load: string
   if (insn.mod === 3) {
     load = packed
       ? `const x=c.xmm,l0=x[${M}],h0=x[${M + 1}],l1=x[${M + 2}],h1=x[${M + 3}],b0=X[${2 * insn.rm}],b1=X[${2 * insn.rm + 1}];`
       : `const x=c.xmm,l0=x[${M}],h0=x[${M + 1}],l1=0,h1=0,b0=X[${2 * insn.rm}];`
   } else {
-    const ea = eaExpr(insn)
-    if (ea === null) return null
     load = packed
-      ? `const m=rt.a16(${ea}),l0=c.read64(m),h0=c.th,l1=c.read64(m+8),h1=c.th,q=rt.qi,qd=rt.qd;q[0]=l0;q[1]=h0;const b0=qd[0];q[0]=l1;q[1]=h1;const b1=qd[0];`
-      : `const l0=c.read64(${ea}),h0=c.th,l1=0,h1=0,q=rt.qi;q[0]=l0;q[1]=h0;const b0=rt.qd[0];`
+      ? mem.loadDoubles(insn, 16, ['l0', 'h0', 'l1', 'h1'], ['b0', 'b1'], true)
+      : `${mem.loadDoubles(insn, 8, ['l0', 'h0'], ['b0'])}const l1=0,h1=0;`
   }
   const slow = `rt.fpd(c,${op},${R},${packed},l0,h0,l1,h1)`
   const code = packed
-    ? `{const X=c.xmmD;${load}const a0=X[${D}],a1=X[${D + 1}],v0=a0${js}b0,v1=a1${js}b1;if(${moot}&&rt.fastD(a0)&&rt.fastD(b0)&&rt.fastD(a1)&&rt.fastD(b1)&&rt.fastR(v0)&&rt.fastR(v1)){X[${D}]=v0;X[${D + 1}]=v1;}else ${slow};}`
-    : `{const X=c.xmmD;${load}const a0=X[${D}],v0=a0${js}b0;if(${moot}&&rt.fastD(a0)&&rt.fastD(b0)&&rt.fastR(v0))X[${D}]=v0;else ${slow};}`
+    ? `{const X=c.xmmD;${load}const a0=X[${D}],a1=X[${D + 1}],v0=a0${js}b0,v1=a1${js}b1;if(${MOOT}&&${fastD('a0')}&&${fastD('b0')}&&${fastD('a1')}&&${fastD('b1')}&&${fastR('v0')}&&${fastR('v1')}){X[${D}]=v0;X[${D + 1}]=v1;}else ${slow};}`
+    : `{const X=c.xmmD;${load}const a0=X[${D}],v0=a0${js}b0;if(${MOOT}&&${fastD('a0')}&&${fastD('b0')}&&${fastR('v0')})X[${D}]=v0;else ${slow};}`
   // The slow path raises #XM (or #UD) for an unmasked exception, whatever the operand.
   return { code, mayFault: true, mayWrite: false }
 }
 
-function sse(insn: Instruction): Template | null {
+function sse(insn: Instruction, mem: MemoryEmitter): Template | null {
   const o = insn.opcode
   const p = insn.mandatoryPrefix
   const R = 4 * insn.reg
   const M = 4 * insn.rm
-  if (o === 0x58 || o === 0x59 || o === 0x5c || o === 0x5e) return fpArithDouble(insn)
+  if (o === 0x58 || o === 0x59 || o === 0x5c || o === 0x5e) return fpArithDouble(insn, mem)
   const copy128 = (d: number, s: number) =>
     `{const x=c.xmm;x[${d}]=x[${s}];x[${d + 1}]=x[${s + 1}];x[${d + 2}]=x[${s + 2}];x[${d + 3}]=x[${s + 3}];}`
   const load128 = (aligned: boolean): Template | null => {
-    const ea = eaExpr(insn)
-    if (ea === null) return null
-    const a = aligned ? `rt.a16(${ea})` : ea
     return {
-      code: `{const a=${a},l0=c.read64(a),h0=c.th,l1=c.read64(a+8),h1=c.th,x=c.xmm;x[${R}]=l0;x[${R + 1}]=h0;x[${R + 2}]=l1;x[${R + 3}]=h1;}`,
+      code: `{${mem.load(insn, 16, ['l0', 'h0', 'l1', 'h1'], aligned)}const x=c.xmm;x[${R}]=l0;x[${R + 1}]=h0;x[${R + 2}]=l1;x[${R + 3}]=h1;}`,
       mayFault: true,
       mayWrite: false,
     }
   }
   const store128 = (aligned: boolean): Template | null => {
-    const ea = eaExpr(insn)
-    if (ea === null) return null
-    const a = aligned ? `rt.a16(${ea})` : ea
     return {
-      code: `{const x=c.xmm;rt.w128(c,${a},x[${R}],x[${R + 1}],x[${R + 2}],x[${R + 3}]);}`,
+      code: `{const x=c.xmm;${mem.store(insn, 16, [`x[${R}]`, `x[${R + 1}]`, `x[${R + 2}]`, `x[${R + 3}]`], aligned)}}`,
       mayFault: true,
       mayWrite: true,
     }
@@ -691,13 +682,15 @@ function sse(insn: Instruction): Template | null {
         mayWrite: false,
       }
     }
-    const ea = eaExpr(insn)
-    if (ea === null) return null
     if (store)
-      return { code: `{const x=c.xmm;c.write64(${ea},x[${R}],x[${R + 1}]);}`, mayFault: true, mayWrite: true }
+      return {
+        code: `{const x=c.xmm;${mem.store(insn, 8, [`x[${R}]`, `x[${R + 1}]`])}}`,
+        mayFault: true,
+        mayWrite: true,
+      }
     // A load from memory zeroes the upper quadword.
     return {
-      code: `{const l=c.read64(${ea}),h=c.th,x=c.xmm;x[${R}]=l;x[${R + 1}]=h;x[${R + 2}]=0;x[${R + 3}]=0;}`,
+      code: `{${mem.load(insn, 8, ['l', 'h'])}const x=c.xmm;x[${R}]=l;x[${R + 1}]=h;x[${R + 2}]=0;x[${R + 3}]=0;}`,
       mayFault: true,
       mayWrite: false,
     }
@@ -726,13 +719,13 @@ function sse(insn: Instruction): Template | null {
 }
 
 /** The inline template for an instruction, or null to call its closure. */
-export function template(insn: Instruction): Template | null {
+export function template(insn: Instruction, mem: MemoryEmitter = DIRECT): Template | null {
   if (!isLegacy(insn)) return null
   if (insn.map === 0) {
     const o = insn.opcode
-    if (o < 0x40 || o === 0x81 || o === 0x83 || o === 0x85 || o === 0xa9 || o === 0xf7) return alu(insn)
+    if (o < 0x40 || o === 0x81 || o === 0x83 || o === 0x85 || o === 0xa9 || o === 0xf7) return alu(insn, mem)
     if (o === 0xc1 || o === 0xd1) return shiftImm(insn)
-    if (o === 0x69 || o === 0x6b) return imul32(insn)
+    if (o === 0x69 || o === 0x6b) return imul32(insn, mem)
     if (
       o === 0x89 ||
       o === 0x8b ||
@@ -742,8 +735,8 @@ export function template(insn: Instruction): Template | null {
       o === 0x8d ||
       (o >= 0xb8 && o <= 0xbf)
     )
-      return mov(insn)
-    if (o === 0x63) return extend(insn)
+      return mov(insn, mem)
+    if (o === 0x63) return extend(insn, mem)
     if (o === 0xff) return incDec(insn)
     if (o >= 0x50 && o <= 0x5f) return stack(insn)
     if ((o >= 0x70 && o <= 0x7f) || o === 0xe8 || o === 0xe9 || o === 0xeb || o === 0xc2 || o === 0xc3)
@@ -752,11 +745,13 @@ export function template(insn: Instruction): Template | null {
   }
   if (insn.map === 1) {
     const o = insn.opcode
+    const fp = sseTemplate(insn, mem)
+    if (fp !== null) return fp
     if (o >= 0x80 && o <= 0x8f) return branch(insn)
-    if (o === 0xaf) return imul32(insn)
+    if (o === 0xaf) return imul32(insn, mem)
     if (o >= 0x40 && o <= 0x4f) return cmov(insn)
     if (o === 0x1f) return { code: '', mayFault: false, mayWrite: false } // nop r/m
-    if (o === 0xb6 || o === 0xb7 || o === 0xbe || o === 0xbf) return extend(insn)
+    if (o === 0xb6 || o === 0xb7 || o === 0xbe || o === 0xbf) return extend(insn, mem)
     if (
       o === 0x10 ||
       o === 0x11 ||
@@ -771,7 +766,7 @@ export function template(insn: Instruction): Template | null {
       o === 0x5c ||
       o === 0x5e
     )
-      return sse(insn)
+      return sse(insn, mem)
   }
   return null
 }

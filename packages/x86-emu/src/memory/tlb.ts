@@ -28,8 +28,23 @@ export class Tlb {
   readonly bits = new Uint8Array(TLB_SIZE)
   /** Global pages survive CR3 writes. */
   readonly global = new Uint8Array(TLB_SIZE)
+  /**
+   * Bumped by every change to an entry (fill, flush, revoked write): compiled
+   * code that cached a translation uses it only while this is unchanged.
+   */
+  gen = 0
+
+  /** Fill slot i (the caller computed it from vpn). */
+  fill(i: number, vpn: number, phys: number, bits: number, global: boolean): void {
+    this.gen++
+    this.vpn[i] = vpn
+    this.phys[i] = phys
+    this.bits[i] = bits
+    this.global[i] = global ? 1 : 0
+  }
 
   flushAll(keepGlobal: boolean): void {
+    this.gen++
     for (let i = 0; i < TLB_SIZE; i++) {
       if (keepGlobal && this.global[i] !== 0) continue
       this.vpn[i] = Number.NaN
@@ -40,6 +55,7 @@ export class Tlb {
   flushPage(vpn: number): void {
     const i = (vpn ^ (vpn >> 10)) & TLB_MASK
     if (this.vpn[i] === vpn) {
+      this.gen++
       this.vpn[i] = Number.NaN
       this.bits[i] = 0
     }
@@ -48,6 +64,7 @@ export class Tlb {
   /** Stop caching write access to a frame (it now holds decoded code). */
   revokeWrite(frame: number): void {
     const base = frame * 4096
+    this.gen++
     for (let i = 0; i < TLB_SIZE; i++) if (this.phys[i] === base) this.bits[i] &= ~TLB_W_ANY
   }
 }

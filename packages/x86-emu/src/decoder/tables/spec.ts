@@ -4,7 +4,10 @@
 // checked against the opcode maps by eye: 'add Eb,Gb | lock' is ADD with a
 // byte r/m destination and a byte register source, lockable. Selectors
 // (grp, mod, rm, pfx, w, l) pick among entries by ModRM fields, mandatory
-// prefix, REX.W/VEX.W or VEX.L. Everything is parsed once, at module load.
+// prefix, REX.W/VEX.W or VEX.L. The selectors are built at module load; a
+// leaf's text is parsed the first time the decoder reaches it (parsedLeaf):
+// a run meets a few hundred of the tables' 1,900 leaves, and parsing them all
+// was a fifth of probekit run's start-up. checkLeaves parses every one.
 
 import { InstructionFlag as F } from '../instruction.js'
 
@@ -114,6 +117,9 @@ export enum A {
 
 export interface Leaf {
   readonly t: 0
+  /** The table's text ('add Eb,Gb | lock'); the fields below are parsed from it by parsedLeaf. */
+  readonly text: string
+  readonly parsed: boolean
   readonly mn: string
   /** Mnemonic variants: by operand size (16/32/64), by W (0/1), or by address size (32/64). */
   readonly mns: readonly string[] | null
@@ -330,10 +336,39 @@ const GPR_SIZED_KINDS = new Set<K>([K.E, K.G, K.Z, K.Fix, K.O, K.X, K.Y, K.R])
 
 const cache = new Map<string, Leaf>()
 
-/** Parse 'mnemonic[/alt...] [operands] [| words]' into a leaf (identical strings share one leaf). */
+/** A leaf for 'mnemonic[/alt...] [operands] [| words]', parsed on first use (identical strings share one leaf). */
 export function leaf(text: string): Leaf {
   const hit = cache.get(text)
   if (hit) return hit
+  // Every field there from the start: one object shape, parsed or not.
+  const out: Leaf = {
+    t: 0,
+    text,
+    parsed: false,
+    mn: '',
+    mns: null,
+    mnSel: MnSel.None,
+    ops: [],
+    attr: 0,
+    flags: 0,
+  }
+  cache.set(text, out)
+  return out
+}
+
+/** The leaf with its text parsed (the first call parses it, in place). */
+export function parsedLeaf(l: Leaf): Leaf {
+  if (!l.parsed) Object.assign(l, parseLeaf(l.text), { parsed: true })
+  return l
+}
+
+/** Parse every leaf of the tables (they are all built once the decoder is loaded): a bad one throws. */
+export function checkLeaves(): number {
+  for (const l of cache.values()) parsedLeaf(l)
+  return cache.size
+}
+
+function parseLeaf(text: string): Omit<Leaf, 't' | 'text' | 'parsed'> {
   const bar = text.indexOf('|')
   const main = (bar < 0 ? text : text.slice(0, bar)).trim()
   const words =
@@ -368,8 +403,7 @@ export function leaf(text: string): Leaf {
   // Byte operation: some GPR operand is a byte and none is wider (DX as a port number does not count).
   const gpr = ops.filter((o) => GPR_SIZED_KINDS.has(o.k) && !(o.k === K.Fix && o.n === 2 && o.s === Sz.w))
   if (gpr.some((o) => o.s === Sz.b) && gpr.every((o) => o.s === Sz.b)) attr |= A.Byte
-  const out: Leaf = {
-    t: 0,
+  return {
     mn: alts[alts.length === 2 ? 0 : alts.length === 3 ? 1 : 0],
     mns,
     mnSel,
@@ -377,8 +411,6 @@ export function leaf(text: string): Leaf {
     attr,
     flags,
   }
-  cache.set(text, out)
-  return out
 }
 
 function entry(src: Src): Entry {
