@@ -96,9 +96,7 @@ export async function playgroundRun(req: RunRequest): Promise<RunReport> {
 
   let status: string
   if (result.reason === 'oops')
-    status = [`a probe handler faulted (oops): ${result.detail}`, ...(oopsReports(kernel)[0] ?? [])].join(
-      '\n',
-    )
+    status = [`the kernel oopsed: ${result.detail}`, ...(oopsReports(kernel)[0] ?? [])].join('\n')
   else if (exit) status = exit.signal ? `killed by ${signalName(exit.signal)}` : `exit status ${exit.code}`
   else if (result.reason === 'budget')
     status = `stopped: ran past the instruction budget (${req.maxInstructions} instructions)`

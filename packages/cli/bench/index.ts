@@ -4,6 +4,7 @@
 // bash-static running the kernel package's loops.sh (a pure-bash script)
 // and pipelines.sh (processes and pipes). Each command is spawned as a user
 // runs it, 5 times, the variants interleaved; the medians are printed.
+// Then the start-up of probekit run (startup.ts).
 // `pnpm bench` prints a table; `pnpm bench --json` JSON lines.
 
 import { spawnSync } from 'node:child_process'
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type BenchResult, median, report } from '@probekit/bench'
+import { startupFigures } from './startup.js'
 
 const BASH = '/bin/bash-static'
 const STRACE = ['/usr/bin/strace', '/bin/strace'].find((p) => existsSync(p))
@@ -70,5 +72,8 @@ else
         { name: `${name}: strace -f / native`, value: m('nativeStrace') / m('native'), unit: 'x' },
       )
   }
+
+// Start-up: probekit run of a static hello, against node's own start (startup.ts).
+results.push(...startupFigures())
 
 report(results, { json: process.argv.includes('--json') })

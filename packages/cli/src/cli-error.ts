@@ -18,5 +18,5 @@ export const EXIT_BUDGET = 124
 /** probekit run: stopped by a second Ctrl-C (the first went to the program as SIGINT), as 128 + SIGINT. */
 export const EXIT_INTERRUPTED = 130
 
-/** probekit run: a probe handler threw and the kernel oopsed (EX_SOFTWARE: a bug, reported with the oops). */
+/** probekit run: the kernel oopsed - a probe handler threw or faulted, or the guest kernel's own code faulted (EX_SOFTWARE: a bug, reported with the oops). */
 export const EXIT_OOPS = 70

@@ -16,21 +16,24 @@ const colors = pc.createColors(
 
 const stdout = new HostOutput(1)
 const stderr = new HostOutput(2)
-let code = await runCli(process.argv.slice(2), {
+// No top-level await: bin/probekit.js runs this file bundled as a CommonJS script (its V8 code cache).
+void runCli(process.argv.slice(2), {
   stdout,
   stderr,
   colors,
   stderrIsTty: process.stderr.isTTY === true,
-})
-// probekit's own output (help, decode, demo) could not be written. A reader
-// that went away (`| head`) is the quiet end of a program killed by SIGPIPE;
-// anything else (a full disk) is said, as coreutils say "write error".
-// A message lost on a gone stderr changes nothing: the code still tells.
-if (stdout.error !== 0 && code === 0) {
-  if (stdout.error === -EPIPE) code = 128 + SIGPIPE
-  else {
-    stderr.write(`${colors.red('probekit:')} stdout: ${describeWriteError(stdout.error)}\n`)
-    code = 1
+}).then((status) => {
+  let code = status
+  // probekit's own output (help, decode, demo) could not be written. A reader
+  // that went away (`| head`) is the quiet end of a program killed by SIGPIPE;
+  // anything else (a full disk) is said, as coreutils say "write error".
+  // A message lost on a gone stderr changes nothing: the code still tells.
+  if (stdout.error !== 0 && code === 0) {
+    if (stdout.error === -EPIPE) code = 128 + SIGPIPE
+    else {
+      stderr.write(`${colors.red('probekit:')} stdout: ${describeWriteError(stdout.error)}\n`)
+      code = 1
+    }
   }
-}
-process.exitCode = code
+  process.exitCode = code
+})

@@ -61,9 +61,9 @@ describe('probekit run --json (probe hits)', () => {
       group: 'kprobes',
       event: 'p_do_sys_open_0',
       probe: 'p',
-      address: '0xffffffff81002ff0',
-      symbol: 'do_sys_open+0x0/0x28',
-      where: 'do_sys_open+0x0/0x28',
+      address: '0xffffffff81003050',
+      symbol: 'do_sys_open+0x0/0x59',
+      where: 'do_sys_open+0x0/0x59',
       // A kernel read of a user address faults, as on Linux.
       args: { dfd: -100, filename: 'data.txt', bad: null },
       faults: ['bad'],
@@ -76,10 +76,10 @@ describe('probekit run --json (probe hits)', () => {
       group: 'kprobes',
       event: 'r_do_sys_open_0',
       probe: 'r',
-      address: '0xffffffff81002ff0',
-      symbol: 'do_sys_open+0x0/0x28',
-      return_address: '0xffffffff81003036',
-      where: 'sys_open+0x16/0x18 <- do_sys_open',
+      address: '0xffffffff81003050',
+      symbol: 'do_sys_open+0x0/0x59',
+      return_address: '0xffffffff810030cc',
+      where: 'sys_open+0x1c/0x1e <- do_sys_open',
       args: { ret: 3, comm: 'fileio' },
     })
   })

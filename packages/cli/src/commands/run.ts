@@ -2,19 +2,21 @@
 // run an x86-64 Linux executable (static or dynamically linked, or a #! script) on the emulated machine under the probekit
 // kernel, with the host's stdio, and exit with the program's status.
 
-import { openSync, readSync, statSync } from 'node:fs'
+import { openSync, statSync } from 'node:fs'
 import { basename, posix, resolve } from 'node:path'
 import { isatty } from 'node:tty'
 import {
   checkExecutable,
   ElfError,
   ExecError,
+  hasDeliverableSignal,
   isUprobeDefinition,
   Kernel,
   type KprobeDefinition,
   oopsReports,
   signalName,
   syscallName,
+  type Task,
   ttyIsig,
 } from '@probekit/kernel'
 import { Optprobes } from '@probekit/optprobes'
@@ -24,6 +26,7 @@ import { readGuestImage } from '../guest-image.js'
 import type { HitFormat } from '../hit.js'
 import { hostDirectory } from '../host-directory.js'
 import { HostInterrupts } from '../host-interrupts.js'
+import { HostStdin } from '../host-stdin.js'
 import { describeWriteError, writeHost } from '../host-write.js'
 import type { CliIo } from '../io.js'
 import { applySysctls, detoursListing, parseSysctl } from '../optprobes-report.js'
@@ -147,10 +150,20 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     }
   }
   // Ctrl-C: the first is the console's ^C (SIGINT to the program's process group, which may catch
-  // it); a second stops the run. Looked at from the guest's tick, so an uninterrupted run is the same
-  // run whenever the host looks.
+  // it); a second stops the run. Looked at from the guest's tick (and while a read waits for the
+  // host's stdin), so an uninterrupted run is the same run whenever the host looks.
   const interrupts = HostInterrupts.fromEnv()
   let ctrlC = 0
+  /** Did the host see a Ctrl-C since the last look? The first is SIGINT to the foreground group, a second stops the run. */
+  const takeCtrlC = (): boolean => {
+    const n = interrupts.poll()
+    if (n === 0) return false
+    if (ctrlC === 0) ttyIsig(kernel, SIGINT)
+    ctrlC += n
+    if (ctrlC > 1) kernel.machine.stop('interrupted')
+    return true
+  }
+  const hostStdin = new HostStdin()
   // The progress line (progress.ts), made when the run starts; every write to a terminal goes
   // through toHost, which erases it first.
   let progress: RunProgress | null = null
@@ -162,42 +175,31 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     if (n > 0) progress.wrote(data.subarray(0, n))
     return n
   }
-  const kernel = new Kernel({
+  const kernel: Kernel = new Kernel({
     image: readGuestImage(),
     cpus,
     memorySize,
     tmpfsSize,
     hostTick: () => {
       progress?.tick()
-      const n = interrupts.poll()
-      if (n === 0) return
-      if (ctrlC === 0) ttyIsig(kernel, SIGINT)
-      ctrlC += n
-      if (ctrlC > 1) kernel.machine.stop('interrupted')
+      takeCtrlC()
     },
     // The guest's write gets what the host's did: -EPIPE (and so SIGPIPE), -ENOSPC, ...
     stdout: (d) => toHost(1, d),
     stderr: (d) => toHost(2, d),
-    // Read the host's stdin only if the program reads its own.
     // Like the host: a terminal when probekit's own stdout is one (then libc line-buffers).
     consoleIsTty: process.stdout.isTTY === true,
-    // Read the host's stdin as the program reads its own: a blocking read for what is there (EOF: nothing).
+    // Read the host's stdin as the program reads its own, only when it does: what is there, waiting
+    // for it if need be (EOF: nothing). A Ctrl-C while it waits is taken at once (host-stdin.ts).
     stdin: (max) => {
       // What the user types lands on the terminal's line, not after the progress line.
       progress?.clear()
-      const buf = new Uint8Array(Math.min(max, 65536))
-      for (;;) {
-        try {
-          return buf.subarray(0, readSync(0, buf, 0, buf.length, null))
-        } catch (e) {
-          // A non-blocking stdin with nothing yet: wait a little instead of spinning.
-          if ((e as NodeJS.ErrnoException).code === 'EAGAIN') {
-            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
-            continue
-          }
-          return new Uint8Array(0)
-        }
-      }
+      const data = hostStdin.read(max, takeCtrlC)
+      if (data) return data
+      // Interrupted, as n_tty_read is: the read sleeps, the SIGINT ends the sleep (-ERESTARTSYS: the
+      // handler runs, or the default action kills); an ignored one lets it go back to waiting.
+      const task: Task = kernel.current(kernel.machine.current ?? kernel.machine.cpus[0])
+      return { wouldBlock: true, ready: (): boolean => !hasDeliverableSignal(task) && task.pendingKill === 0 }
     },
   })
   // Like qemu-user: the host's files as they are (reads) under an in-memory layer (writes never reach
@@ -339,6 +341,7 @@ export function runCommand(program: string, args: readonly string[], options: Ru
       return kernel.run(budget)
     } finally {
       stopListening()
+      hostStdin.close()
       // Erased before anything else is said (the summary, an error).
       progress?.stop()
       progress = null
@@ -383,13 +386,11 @@ export function runCommand(program: string, args: readonly string[], options: Ru
   // Killed by SIGPIPE (its reader went away, as in `| head`) or by the Ctrl-C that was asked for: quiet, as a shell is.
   if (exit?.signal && exit.signal !== SIGPIPE && !(exit.signal === SIGINT && ctrlC > 0))
     io.stderr.write(`${io.colors.yellow('probekit:')} ${program} was killed by ${signalName(exit.signal)}\n`)
-  // A probe handler (probekit's own, for -p) that threw: the kernel's oops report, and a distinct status.
+  // The kernel oopsed - a probe handler (probekit's own, for -p) that threw or faulted, or the guest
+  // kernel's own code: the kernel's oops report, and a distinct status.
   if (result.reason === 'oops') {
     if (!options.dmesg) for (const line of oopsReports(kernel)[0] ?? []) io.stderr.write(`${line}\n`)
-    throw new CliError(
-      `a probe handler faulted (oops): ${result.detail}; this is a bug in probekit`,
-      EXIT_OOPS,
-    )
+    throw new CliError(`the kernel oopsed: ${result.detail}; this is a bug in probekit`, EXIT_OOPS)
   }
   if (exit) return exit.status
   if (result.reason === 'stopped' && ctrlC > 1)

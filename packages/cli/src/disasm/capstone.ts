@@ -2,8 +2,7 @@
 // of `probekit disasm`'s lines: mnemonic and operands as objdump users read
 // them. Where instructions start stays the engine decoder's call.
 
-// @ts-expect-error capstone-wasm's package.json "exports" has no "types" condition, so NodeNext cannot see its typings.
-import * as capstoneWasm from 'capstone-wasm'
+import { createRequire } from 'node:module'
 
 /** The part of capstone-wasm's API used here (see node_modules/capstone-wasm/dist/index.d.ts). */
 interface CapstoneModule {
@@ -20,7 +19,17 @@ interface CapstoneModule {
     close(): void
   }
 }
-const { Capstone, Const, loadCapstone } = capstoneWasm as CapstoneModule
+
+/**
+ * capstone-wasm's CommonJS build, loaded on first use: only `probekit disasm` needs it, not every
+ * command's start-up. The CLI's bundle (bin/bundle.js) leaves it out, as its script finds its
+ * .wasm file next to itself.
+ */
+let capstoneModule: CapstoneModule | null = null
+function capstone(): CapstoneModule {
+  capstoneModule ??= createRequire(import.meta.url)('capstone-wasm') as CapstoneModule
+  return capstoneModule
+}
 
 export interface CapstoneText {
   size: number
@@ -33,6 +42,7 @@ export type CapstoneOne = (bytes: Uint8Array, address: number) => CapstoneText |
 
 /** Load the wasm module (once per process) and open an x86-64 handle. */
 export async function openCapstone(): Promise<{ one: CapstoneOne; close(): void }> {
+  const { Capstone, Const, loadCapstone } = capstone()
   await loadCapstone()
   const cs = new Capstone(Const.CS_ARCH_X86, Const.CS_MODE_64)
   return {
