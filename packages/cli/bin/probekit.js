@@ -63,7 +63,15 @@ const interrupts = openSync(interruptPath, 'w+', 0o600)
 unlinkSync(interruptPath)
 const child = spawn(process.execPath, [...NODE_FLAGS, ...entry, ...process.argv.slice(2)], {
   stdio: ['inherit', 'inherit', 'inherit', interrupts],
-  env: { ...NODE_ENV, ...process.env, PROBEKIT_INTERRUPT_FD: '3' },
+  // The variables set here for node alone are named, so the guest's environment leaves them out.
+  env: {
+    ...NODE_ENV,
+    ...process.env,
+    PROBEKIT_INTERRUPT_FD: '3',
+    PROBEKIT_NODE_ENV: Object.keys(NODE_ENV)
+      .filter((name) => !(name in process.env))
+      .join(','),
+  },
 })
 // Pass termination requests on, and die the way the child died. A child that is not running a
 // guest (or one that does not listen) dies of the SIGINT itself.

@@ -2,7 +2,7 @@
 // host directory readable (read-only) inside the guest.
 
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { hostDirectory } from '../src/host-directory.js'
 
 const bin = fileURLToPath(new URL('../bin/probekit.js', import.meta.url))
+const BUSYBOX = '/bin/busybox'
 const dir = mkdtempSync(join(tmpdir(), 'probekit-io-'))
 
 /** A static ELF at 0x400000 around raw code (entry right after the headers). */
@@ -89,4 +90,15 @@ describe('probekit run: stdio and mounts', () => {
     expect(new TextDecoder().decode(h.read('a.txt', 3, 100)!)).toBe('ha')
     expect(h.stat('missing')).toBeNull()
   })
+  it.skipIf(!existsSync(BUSYBOX))(
+    "the guest's environment is the caller's: nothing the launcher sets for node",
+    () => {
+      const run = (env: NodeJS.ProcessEnv) =>
+        spawnSync(process.execPath, [bin, 'run', '--', BUSYBOX, 'env'], { encoding: 'utf8', env })
+      const base = { PATH: '/usr/bin:/bin', HOME: '/tmp', LANG: 'C' }
+      expect(run(base).stdout.split('\n').sort()).toEqual(['', 'HOME=/tmp', 'LANG=C', 'PATH=/usr/bin:/bin'])
+      // A variable the caller set itself is the guest's, even one the launcher also sets.
+      expect(run({ ...base, MALLOC_ARENA_MAX: '4' }).stdout).toContain('MALLOC_ARENA_MAX=4\n')
+    },
+  )
 })

@@ -303,15 +303,9 @@ export function runCommand(program: string, args: readonly string[], options: Ru
     })
   }
   try {
-    const task = kernel.spawn(
-      path,
-      [program, ...args],
-      // The host's environment, less bin/probekit.js's note to this process (host-interrupts.ts).
-      Object.entries(process.env)
-        .filter(([k]) => k !== 'PROBEKIT_INTERRUPT_FD')
-        .map(([k, v]) => `${k}=${v}`),
-      { cwd: typeof kernel.vfs.lookup(cwd) === 'number' ? '/' : cwd },
-    )
+    const task = kernel.spawn(path, [program, ...args], guestEnvironment(process.env), {
+      cwd: typeof kernel.vfs.lookup(cwd) === 'number' ? '/' : cwd,
+    })
     // Before it runs its first instruction, as strace -f attaches to what it starts.
     straceEngine?.attach(task)
   } catch (e) {
@@ -412,3 +406,18 @@ const SIGPIPE = 13
 const SIGINT = 2
 const KIB = 1024
 const MIB = 1024 * 1024
+
+/**
+ * The host's environment as the guest gets it: less bin/probekit.js's notes to this process (the
+ * interrupt file, host-interrupts.ts) and the variables it set for node alone (PROBEKIT_NODE_ENV).
+ */
+export function guestEnvironment(env: NodeJS.ProcessEnv): string[] {
+  const launcher = new Set([
+    'PROBEKIT_INTERRUPT_FD',
+    'PROBEKIT_NODE_ENV',
+    ...(env.PROBEKIT_NODE_ENV ?? '').split(','),
+  ])
+  return Object.entries(env)
+    .filter(([k]) => !launcher.has(k))
+    .map(([k, v]) => `${k}=${v}`)
+}
