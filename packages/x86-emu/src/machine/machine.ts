@@ -3,7 +3,8 @@
 // instruction budget, and the cost model.
 //
 // Determinism: vCPUs run in a fixed round-robin order, each for `quantum`
-// instructions (blocks are cut to fit), timers count guest cycles, and the
+// instructions (the block run that reaches it ends it, see quantumEnd: the
+// same point interpreted or compiled), timers count guest cycles, and the
 // TSC is guest cycles. The same inputs give the same run. A timer interrupt
 // is taken at the instruction it falls due on (blocks are cut there too), so
 // how code splits into blocks never moves it; a lone vCPU has no one to
@@ -39,7 +40,16 @@ export interface MachineOptions {
    * interpreter. Both give identical results: the tests run both.
    */
   jitThreshold?: number
+  /**
+   * Estimated host bytes the code cache may hold (decoded and compiled
+   * blocks) before it is emptied (default 8 MiB; see code-cache.ts). Any
+   * budget gives identical results, a small one only runs slower.
+   */
+  codeCacheSize?: number
 }
+
+/** Hypercall numbers looked up in a plain table rather than a map (the kernel's are 0x100-0x1ff). */
+const HYPERCALL_TABLE_SIZE = 1024
 
 /** A host service: runs with the vCPU that executed vmcall; returns extra guest cycles to charge, if any. */
 // biome-ignore lint/suspicious/noConfusingVoidType: services that charge nothing simply return nothing
@@ -79,6 +89,8 @@ export class Machine implements CpuHost {
   timer: { period: number; vector: number } | null
   /** Sees every exception and interrupt first. Without one, everything goes through the guest IDT. */
   trapHandler: TrapHandler | null = null
+  /** Host services numbered below HYPERCALL_TABLE_SIZE, by number (every vmcall looks one up); the rest in hypercalls. */
+  private readonly hypercallTable: (Hypercall | undefined)[] = new Array(HYPERCALL_TABLE_SIZE).fill(undefined)
   private readonly hypercalls = new Map<number, Hypercall>()
   private readonly nextTimer: number[]
   private stopRequest: { reason: 'stopped' | 'error' | 'oops'; detail: string } | null = null
@@ -95,7 +107,7 @@ export class Machine implements CpuHost {
       this.cpus.push(c)
       this.counters.push(new CpuCounters())
     }
-    this.codeCache = new CodeCache(this.memory, this.cpus)
+    this.codeCache = new CodeCache(this.memory, this.cpus, options.codeCacheSize)
     this.costs = { ...DEFAULT_COSTS, ...options.costs }
     this.quantum = options.quantum ?? 1000
     this.jitThreshold = options.jitThreshold ?? 32
@@ -106,12 +118,13 @@ export class Machine implements CpuHost {
   // ------------------------------------------------------------------ host services
 
   registerHypercall(nr: number, fn: Hypercall): void {
-    this.hypercalls.set(nr, fn)
+    if (Number.isInteger(nr) && nr >= 0 && nr < HYPERCALL_TABLE_SIZE) this.hypercallTable[nr] = fn
+    else this.hypercalls.set(nr, fn)
   }
 
   hypercall(c: CpuType): void {
     const nr = c.r[0] >>> 0
-    const fn = this.hypercalls.get(nr)
+    const fn = nr < HYPERCALL_TABLE_SIZE ? this.hypercallTable[nr] : this.hypercalls.get(nr)
     if (!fn) throw new CpuFault(Vector.UD, 0, 0, `vmcall: no host service ${nr}`)
     const k = this.counters[c.id]
     k.hypercalls++
@@ -171,7 +184,7 @@ export class Machine implements CpuHost {
         const before = c.instructions
         const wasHalted = c.halted
         const slice = this.cpus.length === 1 ? left : Math.min(this.quantum, left)
-        // A quantum may end a block late (never the run's own budget): compiled blocks then always run whole.
+        // A quantum may end a block late (never the run's own budget): its last block run goes to its end.
         this.runCpu(c, slice, left - slice >= MAX_BLOCK_INSTRUCTIONS)
         if (c.instructions !== before || (wasHalted && !c.halted)) progressed = true
         // A halted vCPU's clock runs while the others work, so its timer still fires.
@@ -221,16 +234,28 @@ export class Machine implements CpuHost {
   /** Run one vCPU for up to `budget` instructions (with `soft`, the last block may run whole past it). */
   runCpu(c: Cpu, budget: number, soft = false): void {
     const outer = this.current
+    const outerEnd = this.quantumEnd
     this.current = c
     try {
       this.runCpuSlice(c, budget, soft)
     } finally {
       this.current = outer
+      this.quantumEnd = outerEnd
     }
   }
 
+  /**
+   * Where a soft quantum ends (Infinity for a hard slice): the first block run (a block from its
+   * start to its end or a side exit; a compiled loop's every iteration is one) that reaches it ends
+   * the quantum. Interpreted blocks, compiled chains, compiled loops and exception handlers all stop
+   * by this one rule, so where a quantum ends is a function of the guest's instructions alone, never
+   * of which blocks happen to be compiled (what ran before in the process, the code cache budget).
+   */
+  private quantumEnd = Number.POSITIVE_INFINITY
+
   private runCpuSlice(c: Cpu, budget: number, soft: boolean): void {
     const target = c.instructions + budget
+    this.quantumEnd = soft ? target : Number.POSITIVE_INFINITY
     const k = this.counters[c.id]
     const timer = this.timer
     let prev: Block | null = null
@@ -280,8 +305,8 @@ export class Machine implements CpuHost {
           prev.succ = b
         }
       }
-      let left = target - c.instructions
-      if (soft && left < b.length) left = b.length
+      // Hard: what may run before we must stop (a soft quantum's last block runs whole, see quantumEnd).
+      let left = soft ? Number.POSITIVE_INFINITY : target - c.instructions
       if (timer !== null) {
         // Stop at the instruction the timer falls due on (at least 1: it is not due yet).
         const due = Math.ceil((this.nextTimer[c.id] - k.cycles) / this.costs.instruction) - c.instructions
@@ -344,7 +369,7 @@ export class Machine implements CpuHost {
     try {
       if (n === b.length && b.jit === null && ++b.hits >= this.jitThreshold) {
         const insns = decodeBlock(this.memory.bytes, b)
-        if (insns !== null) b.jit = compileBlock(insns)
+        if (insns !== null) this.codeCache.setCompiled(b, compileBlock(insns))
         // A block that cannot be compiled is not tried again (a small integer: Block.hits stays a Smi field).
         else b.hits = -0x3fffffff
       }
@@ -366,8 +391,10 @@ export class Machine implements CpuHost {
         }
       }
     } catch (e) {
-      return this.faulted(c, b, e)
+      return this.resume(c, this.faulted(c, b, e, budget))
     }
+    // A trap (int3, int n) recorded rather than thrown: delivered as the thrown one would be.
+    if (c.trap !== null) return this.resume(c, this.faulted(c, b, this.takeTrap(c), budget))
     c.instructions += i
     if (c.repeatCurrent) {
       // The last op stopped part-way (a rep string op between chunks; it counts as one instruction so long reps still yield): run it again.
@@ -390,9 +417,59 @@ export class Machine implements CpuHost {
         software: false,
         detail: stepping ? 'single-step' : 'data breakpoint',
       })
-      return null
+      return this.resume(c, budget - i)
     }
     return i === b.length || (i > 0 && setsRip(b, i - 1)) ? b : null
+  }
+
+  /** Cpu.trap, cleared (and the block exit it asked for). */
+  private takeTrap(c: Cpu): CpuFault {
+    const e = c.trap!
+    c.trap = null
+    c.blockExit = false
+    return e
+  }
+
+  /**
+   * After an exception was delivered outside compiled code (the interpreter's single-step #DB, its
+   * int3): go on at the handler in compiled code when the run loop would do nothing else first;
+   * null sends it back to the run loop.
+   */
+  private resume(c: Cpu, budget: number): Block | null {
+    const next = this.handlerBlock(c, budget)
+    return next === null ? null : this.runCompiled(c, next, this.handlerBudget)
+  }
+
+  /** The budget handlerBlock left for the handler's chain (cut at the timer's instruction). */
+  private handlerBudget = 0
+
+  /**
+   * The compiled block at RIP to run next, right after an exception was delivered, when the run
+   * loop would not look at anything first (a stop, halt, pending interrupt, single-step, debug
+   * register or the timer falling due, an uncompiled block); else null. Sets handlerBudget.
+   */
+  private handlerBlock(c: Cpu, budget: number): Block | null {
+    if (
+      this.stopRequest !== null ||
+      c.instructions >= this.quantumEnd ||
+      c.halted ||
+      c.pendingInterrupts.length !== 0 ||
+      (c.eflags & (TF | RF)) !== 0 ||
+      c.debugTraps !== 0
+    )
+      return null
+    if (this.timer !== null) {
+      const due =
+        Math.ceil((this.nextTimer[c.id] - this.counters[c.id].cycles) / this.costs.instruction) -
+        c.instructions
+      if (due < budget) budget = due
+    }
+    const next = this.cachedBlockAt(c, c.rip)
+    if (next === null || !next.valid || next.jit === null || next.length > budget) return null
+    c.interruptShadow = false
+    c.blockExit = false
+    this.handlerBudget = budget
+    return next
   }
 
   /**
@@ -405,14 +482,34 @@ export class Machine implements CpuHost {
   private runCompiled(c: Cpu, b: Block, budget: number): Block | null {
     const timer = this.timer
     const k = this.counters[c.id]
+    const end = this.quantumEnd
     let charged = k.cycles
     for (;;) {
       let i: number
       c.ld = 0
       try {
-        i = b.jit!(c, b.ops, budget)
+        // A loop starts another iteration only while the quantum has not ended: as many as the interpreter would run.
+        i = b.jit!(
+          c,
+          b.ops,
+          end === Number.POSITIVE_INFINITY ? budget : Math.min(budget, end - c.instructions + b.length - 1),
+        )
       } catch (e) {
-        return this.faulted(c, b, e)
+        // Delivered; the handler runs on here when nothing else has to happen first.
+        const next = this.handlerBlock(c, this.faulted(c, b, e, budget))
+        if (next === null) return null
+        b = next
+        budget = this.handlerBudget
+        charged = k.cycles
+        continue
+      }
+      if (c.trap !== null) {
+        const next = this.handlerBlock(c, this.faulted(c, b, this.takeTrap(c), budget))
+        if (next === null) return null
+        b = next
+        budget = this.handlerBudget
+        charged = k.cycles
+        continue
       }
       c.instructions += i
       budget -= i
@@ -421,14 +518,14 @@ export class Machine implements CpuHost {
       if (!c.repeatCurrent && (i === n || (i > n && i % n === 0))) {
         if (!b.lastBranch) c.rip = b.ips[n]
       } else if (!this.leave(c, b, i > n ? i % n : i)) return null
+      // A block that changed CPU state (endsEarly: popf, sti, cli, swapgs, mov cr/dr, wrmsr) needs
+      // nothing more than these: what such state can change is all here or in the lookup below.
       if (
         c.blockExit ||
-        b.endsEarly ||
         c.halted ||
         c.pendingInterrupts.length !== 0 ||
         (c.eflags & (TF | RF)) !== 0 ||
-        c.debugTraps !== 0 ||
-        b.succEpoch !== c.mapEpoch
+        c.debugTraps !== 0
       ) {
         return b
       }
@@ -440,16 +537,27 @@ export class Machine implements CpuHost {
         if (due < budget) budget = due
       }
       const rip = c.rip
-      let next = b.succ
-      if (next === null || next.virt !== rip) next = b.succ2
-      if (next === null || next.virt !== rip) {
-        // Neither chained successor (a return to another caller, an indirect jump): look it up without leaving.
+      let next: Block | null
+      if (b.succEpoch !== c.mapEpoch) {
+        // The links were made under other mappings or another privilege (an iretq or sysret that
+        // goes to user mode one time and to the kernel the next): look up through the TLB, relink.
         next = this.cachedBlockAt(c, rip)
         if (next === null) return b
-        b.succ2 = b.succ
+        b.succEpoch = c.mapEpoch
+        b.succ2 = null
         b.succ = next
+      } else {
+        next = b.succ
+        if (next === null || next.virt !== rip) next = b.succ2
+        if (next === null || next.virt !== rip) {
+          // Neither chained successor (a return to another caller, an indirect jump): look it up without leaving.
+          next = this.cachedBlockAt(c, rip)
+          if (next === null) return b
+          b.succ2 = b.succ
+          b.succ = next
+        }
       }
-      if (!next.valid || next.jit === null || next.length > budget) return b
+      if (!next.valid || next.jit === null || next.length > budget || c.instructions >= end) return b
       c.interruptShadow = false
       b = next
     }
@@ -469,8 +577,11 @@ export class Machine implements CpuHost {
     return within === b.length
   }
 
-  /** An instruction of block b (index Cpu.ci) raised e: account for the completed ones and deliver. */
-  private faulted(c: Cpu, b: Block, e: unknown): null {
+  /**
+   * An instruction of block b (index Cpu.ci) raised e: account for the completed ones and deliver.
+   * Returns what is left of `budget` (instructions) after them.
+   */
+  private faulted(c: Cpu, b: Block, e: unknown, budget: number): number {
     if (!(e instanceof CpuFault)) {
       throw new Error(
         `host error executing at ${formatLinear(b.ips[c.ci])}: ${e instanceof Error ? e.message : String(e)}`,
@@ -481,12 +592,13 @@ export class Machine implements CpuHost {
     // A trap (int3, int n) reports the next instruction, a fault the instruction itself.
     if (e.trap) i++
     c.rip = b.ips[i]
-    c.instructions += i + c.ld
+    i += c.ld
+    c.instructions += i
     c.ld = 0
     c.pendingDataHits = 0
     c.repeatCurrent = false
     this.raise(c, eventFromFault(e))
-    return null
+    return budget - i
   }
 
   /** Charge, offer to the trap handler, then deliver through the IDT. */
