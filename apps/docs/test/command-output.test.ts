@@ -8,7 +8,7 @@
 
 import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
@@ -71,6 +71,8 @@ function shownCommands(page: string, markdown: string): Shown[][] {
 function runSession(session: Shown[]): string[][] {
   const marker = '@@probekit-docs-command@@'
   const script = [
+    // sh exports PWD, whose length (where the repository is checked out) would move the guest's stack.
+    'unset PWD OLDPWD',
     `probekit() { node ${JSON.stringify(probekit)} "$@"; }`,
     'status=0',
     // The group's stderr joins its stdout; a redirection the command itself makes still applies.
@@ -81,8 +83,14 @@ function runSession(session: Shown[]): string[][] {
     cwd: join(repo, session[0].cwd),
     encoding: 'utf8',
     // The guest sees the host's environment, whose size moves the guest's stack and so its
-    // instruction counts and timestamps: the pages show runs in this small one.
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/root', LANG: 'C.UTF-8', NO_COLOR: '1' },
+    // instruction counts and timestamps: the pages show runs in this small fixed one (not the test
+    // runner's PATH, whose length depends on where the repository is checked out).
+    env: {
+      PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
+      HOME: '/root',
+      LANG: 'C.UTF-8',
+      NO_COLOR: '1',
+    },
     timeout: 300_000,
   })
   return (
