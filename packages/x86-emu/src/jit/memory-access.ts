@@ -228,12 +228,66 @@ function fastStore(size: AccessSize, v: readonly string[]): string {
 }
 
 /**
+ * What the two emitters share: loads, stores and double loads through an
+ * emitter's access code (its hit test, the fast path on a hit, the direct
+ * path otherwise), or the direct path when the address has no halves.
+ */
+abstract class AccessEmitter implements MemoryEmitter {
+  abstract declare(): string
+
+  protected abstract access(
+    insn: Instruction,
+    size: AccessSize,
+    aligned: boolean | undefined,
+    write: boolean,
+    fast: string,
+    slow: (addr: string) => string,
+  ): string | null
+
+  load(insn: Instruction, size: AccessSize, names: readonly string[], aligned?: boolean): string {
+    const code = this.access(insn, size, aligned, false, fastLoad(size, names), (addr) =>
+      directLoad(addr, size, names, ''),
+    )
+    if (code === null) return DIRECT.load(insn, size, names, aligned)
+    return `let ${names.join(',')};${code}`
+  }
+
+  store(insn: Instruction, size: AccessSize, values: readonly string[], aligned?: boolean): string {
+    const code = this.access(insn, size, aligned, true, fastStore(size, values), (addr) =>
+      directStore(addr, size, values),
+    )
+    return code ?? DIRECT.store(insn, size, values, aligned)
+  }
+
+  loadDoubles(
+    insn: Instruction,
+    size: 8 | 16,
+    names: readonly string[],
+    doubles: readonly string[],
+    aligned?: boolean,
+  ): string {
+    // The hit path reads the doubles straight from memory (no int-to-double trip through a scratch buffer).
+    const fast = fastLoad(size, names) + doubles.map((d, k) => `${d}=V.getFloat64(p+${8 * k},true);`).join('')
+    const code = this.access(
+      insn,
+      size,
+      aligned,
+      false,
+      fast,
+      (addr) => directLoad(addr, size, names, '') + viaScratch(names, doubles),
+    )
+    if (code === null) return DIRECT.loadDoubles(insn, size, names, doubles, aligned)
+    return `let ${[...names, ...doubles, 'q'].join(',')};${code}`
+  }
+}
+
+/**
  * The TLB probe inline, for blocks that do not loop (a site's cache would
  * be used once): the same test Cpu.read64 and the others make, without the
  * call (V8 does not inline those into hundreds of block functions) and on
  * the address's halves.
  */
-export class TlbEmitter implements MemoryEmitter {
+export class TlbEmitter extends AccessEmitter {
   private used = false
 
   /** Declarations of what the probes use. */
@@ -241,7 +295,7 @@ export class TlbEmitter implements MemoryEmitter {
     return this.used ? 'const T=c.tlb,TV=T.vpn,TB=T.bits,TP=T.phys,V=c.view,M=c.mem;' : ''
   }
 
-  private probe(
+  protected access(
     insn: Instruction,
     size: AccessSize,
     aligned: boolean | undefined,
@@ -257,41 +311,6 @@ export class TlbEmitter implements MemoryEmitter {
     const hit = `TV[ti]===vp&&(TB[ti]&${write ? 'c.wBit' : 'c.rBit'})!==0&&(ql&4095)<=${4096 - size}${aligned ? '&&(ql&15)===0' : ''}`
     return `{${halves}const vp=qh*1048576+(ql>>>12),ti=(vp^(vp>>10))&4095;if(${hit}){const p=TP[ti]+(ql&4095);${fast}}else{${slow(withAlign(addr, aligned))}}}`
   }
-
-  load(insn: Instruction, size: AccessSize, names: readonly string[], aligned?: boolean): string {
-    const code = this.probe(insn, size, aligned, false, fastLoad(size, names), (addr) =>
-      directLoad(addr, size, names, ''),
-    )
-    if (code === null) return DIRECT.load(insn, size, names, aligned)
-    return `let ${names.join(',')};${code}`
-  }
-
-  store(insn: Instruction, size: AccessSize, values: readonly string[], aligned?: boolean): string {
-    const code = this.probe(insn, size, aligned, true, fastStore(size, values), (addr) =>
-      directStore(addr, size, values),
-    )
-    return code ?? DIRECT.store(insn, size, values, aligned)
-  }
-
-  loadDoubles(
-    insn: Instruction,
-    size: 8 | 16,
-    names: readonly string[],
-    doubles: readonly string[],
-    aligned?: boolean,
-  ): string {
-    const fast = fastLoad(size, names) + doubles.map((d, k) => `${d}=V.getFloat64(p+${8 * k},true);`).join('')
-    const code = this.probe(
-      insn,
-      size,
-      aligned,
-      false,
-      fast,
-      (addr) => directLoad(addr, size, names, '') + viaScratch(names, doubles),
-    )
-    if (code === null) return DIRECT.loadDoubles(insn, size, names, doubles, aligned)
-    return `let ${[...names, ...doubles, 'q'].join(',')};${code}`
-  }
 }
 
 /**
@@ -299,7 +318,7 @@ export class TlbEmitter implements MemoryEmitter {
  * low half, 1 when empty: never a page address), Hk (its high half), Pk
  * (the frame's physical address) and Gk (the TLB generation).
  */
-export class SiteEmitter implements MemoryEmitter {
+export class SiteEmitter extends AccessEmitter {
   private sites = 0
 
   /** Declarations of the sites' locals and of what their code uses (T, V, M). */
@@ -310,7 +329,7 @@ export class SiteEmitter implements MemoryEmitter {
     return `const T=c.tlb,V=c.view,M=c.mem;let ${vars.join(',')};`
   }
 
-  private site(
+  protected access(
     insn: Instruction,
     size: AccessSize,
     aligned: boolean | undefined,
@@ -326,41 +345,5 @@ export class SiteEmitter implements MemoryEmitter {
     const hit = `(ql&-4096)===K${k}&&qh===H${k}&&G${k}===T.gen&&(ql&4095)<=${4096 - size}${aligned ? '&&(ql&15)===0' : ''}`
     const fill = `P${k}=rt.site(c,ql,qh,${write ? 'c.wBit' : 'c.rBit'});K${k}=P${k}<0?1:ql&-4096;H${k}=qh;G${k}=T.gen;`
     return `{${halves}if(${hit}){const p=P${k}+(ql&4095);${fast}}else{${slow(withAlign(addr, aligned))}${fill}}}`
-  }
-
-  load(insn: Instruction, size: AccessSize, names: readonly string[], aligned?: boolean): string {
-    const code = this.site(insn, size, aligned, false, fastLoad(size, names), (addr) =>
-      directLoad(addr, size, names, ''),
-    )
-    if (code === null) return DIRECT.load(insn, size, names, aligned)
-    return `let ${names.join(',')};${code}`
-  }
-
-  store(insn: Instruction, size: AccessSize, values: readonly string[], aligned?: boolean): string {
-    const code = this.site(insn, size, aligned, true, fastStore(size, values), (addr) =>
-      directStore(addr, size, values),
-    )
-    return code ?? DIRECT.store(insn, size, values, aligned)
-  }
-
-  loadDoubles(
-    insn: Instruction,
-    size: 8 | 16,
-    names: readonly string[],
-    doubles: readonly string[],
-    aligned?: boolean,
-  ): string {
-    // The hit path reads the doubles straight from memory (no int-to-double trip through a scratch buffer).
-    const fast = fastLoad(size, names) + doubles.map((d, k) => `${d}=V.getFloat64(p+${8 * k},true);`).join('')
-    const code = this.site(
-      insn,
-      size,
-      aligned,
-      false,
-      fast,
-      (addr) => directLoad(addr, size, names, '') + viaScratch(names, doubles),
-    )
-    if (code === null) return DIRECT.loadDoubles(insn, size, names, doubles, aligned)
-    return `let ${[...names, ...doubles, 'q'].join(',')};${code}`
   }
 }
