@@ -12,9 +12,8 @@
 // Dropping everything is simple and deterministic: how the code splits into
 // blocks never changes what the guest sees (instruction and cycle counts
 // included), so a tiny budget and a huge one run a program identically,
-// only slower. (Except that on several vCPUs, when a block gets compiled
-// moves where a quantum ends, and a flush delays compiling: a fault of the
-// block compiler's, see packages/kernel/test/code-cache.test.ts.)
+// only slower, on any number of vCPUs (a quantum ends where the interpreter
+// would end it, compiled or not: Machine.quantumEnd).
 
 import type { Cpu } from '../cpu/cpu.js'
 import type { Block } from '../exec/block.js'
