@@ -17,7 +17,7 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 
 /** Bumped when the build's options change, so an older bundle is not taken for a current one. */
-const FORMAT = 1
+const FORMAT = 2
 
 const packageRoot = new URL('../', import.meta.url)
 const dist = new URL('dist/', packageRoot)
@@ -76,6 +76,8 @@ export function freshBundle() {
       conditions: ['@probekit/source'],
       // Its .wasm file is found next to its own script.
       external: ['capstone-wasm'],
+      // A script run through vm (bin/run-bundle.cjs) has no dynamic import(): esbuild makes it require().
+      supported: { 'dynamic-import': false },
       // bin/run-bundle.cjs passes the bundle's own URL: the sources find package.json and the kernel
       // package from it (dist/ is one level below the package, as src/ is).
       define: { 'import.meta.url': '__probekitImportMetaUrl' },

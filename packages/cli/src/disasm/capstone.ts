@@ -2,8 +2,6 @@
 // of `probekit disasm`'s lines: mnemonic and operands as objdump users read
 // them. Where instructions start stays the engine decoder's call.
 
-import { createRequire } from 'node:module'
-
 /** The part of capstone-wasm's API used here (see node_modules/capstone-wasm/dist/index.d.ts). */
 interface CapstoneModule {
   loadCapstone(): Promise<void>
@@ -21,13 +19,14 @@ interface CapstoneModule {
 }
 
 /**
- * capstone-wasm's CommonJS build, loaded on first use: only `probekit disasm` needs it, not every
- * command's start-up. The CLI's bundle (bin/bundle.js) leaves it out, as its script finds its
- * .wasm file next to itself.
+ * capstone-wasm, imported on first use: only `probekit disasm` needs it, not every command's
+ * start-up. A dynamic import, so the docs playground's bundle (a browser) has it too. The CLI's
+ * bundle (bin/bundle.js) leaves it out, as its script finds its .wasm file next to itself.
  */
-let capstoneModule: CapstoneModule | null = null
-function capstone(): CapstoneModule {
-  capstoneModule ??= createRequire(import.meta.url)('capstone-wasm') as CapstoneModule
+let capstoneModule: Promise<CapstoneModule> | null = null
+function capstone(): Promise<CapstoneModule> {
+  // @ts-expect-error capstone-wasm's package.json "exports" has no "types" condition, so NodeNext cannot see its typings.
+  capstoneModule ??= import('capstone-wasm') as Promise<CapstoneModule>
   return capstoneModule
 }
 
@@ -42,7 +41,7 @@ export type CapstoneOne = (bytes: Uint8Array, address: number) => CapstoneText |
 
 /** Load the wasm module (once per process) and open an x86-64 handle. */
 export async function openCapstone(): Promise<{ one: CapstoneOne; close(): void }> {
-  const { Capstone, Const, loadCapstone } = capstone()
+  const { Capstone, Const, loadCapstone } = await capstone()
   await loadCapstone()
   const cs = new Capstone(Const.CS_ARCH_X86, Const.CS_MODE_64)
   return {
